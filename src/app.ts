@@ -1,0 +1,39 @@
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { AppDeps } from "./deps";
+import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
+import { healthModule } from "./modules/health";
+
+export const OPENAPI_PATH = "/api/v1/public-openapi.json";
+
+/** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
+export function createApp(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
+    .use(httpKernel(deps.logger))
+    .use(
+      openapi({
+        path: "/api/v1/docs",
+        specPath: OPENAPI_PATH,
+        documentation: {
+          info: {
+            title: "Recommendation Service API",
+            version: deps.config.version,
+            description:
+              "Multi-tenant recommendation engine: record catalogue and end-user behaviour, train per-account " +
+              "models, and ask for personalised, similar, category and e-commerce recommendations. Errors are " +
+              "`{message, errorCode, requestId}`; every response carries `X-Request-Id`.",
+          },
+          servers: [{ url: deps.config.publicBaseUrl }],
+          components: {
+            securitySchemes: {
+              ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              BearerJWT: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+            },
+          },
+        },
+      }),
+    )
+    .use(healthModule(deps));
+}
+
+export type App = ReturnType<typeof createApp>;

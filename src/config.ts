@@ -1,0 +1,201 @@
+/**
+ * Settings, parsed once at boot into a frozen object. Nothing else in the service reads `process.env`.
+ * A bad value stops start-up with a ConfigError naming the setting.
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import type { LogLevel } from "./shared/logger";
+
+export type PaymentProviderName = "local" | "mercadopago";
+
+export interface Config {
+  readonly version: string;
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Absent: the embedded PGlite store under dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  readonly jwtSecret: Uint8Array;
+  readonly jwtTtlSeconds: number;
+  readonly publicBaseUrl: string;
+  readonly adminEmails: readonly string[];
+  readonly smtpUrl: string | undefined;
+  readonly plansFile: string | undefined;
+  readonly paymentProvider: PaymentProviderName;
+  readonly paymentWebhookSecret: string;
+  readonly mercadopagoAccessToken: string | undefined;
+  readonly mercadopagoApiUrl: string;
+  readonly metricsToken: string | undefined;
+  readonly logLevel: LogLevel;
+  /** Trainings per account per day before the plan table decides (TRAININGS_PER_DAY). */
+  readonly trainingsPerDay: number;
+  /** Number of background job workers in this process (JOB_CONCURRENCY); 0 disables the job runner. */
+  readonly jobConcurrency: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    reason: string,
+  ) {
+    super(`Invalid setting ${setting}: ${reason}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+const MIN_SECRET_BYTES = 32;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === "" ? undefined : value;
+  };
+
+  const port = parseInteger("PORT", read("PORT") ?? "8000", 0, 65535);
+  const host = read("HOST") ?? "0.0.0.0";
+  const dataDir = resolve(read("DATA_DIR") ?? "./data");
+  ensureDirectory("DATA_DIR", dataDir);
+
+  const databaseUrl = read("DATABASE_URL");
+  if (databaseUrl !== undefined) requireUrl("DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
+  const redisUrl = read("REDIS_URL");
+  if (redisUrl !== undefined) requireUrl("REDIS_URL", redisUrl, ["redis:", "rediss:"]);
+
+  const certFile = read("TLS_CERT_FILE");
+  const keyFile = read("TLS_KEY_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError(
+      certFile === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE",
+      "set both TLS_CERT_FILE and TLS_KEY_FILE",
+    );
+  }
+  if (certFile !== undefined) requireReadableFile("TLS_CERT_FILE", certFile);
+  if (keyFile !== undefined) requireReadableFile("TLS_KEY_FILE", keyFile);
+  const tls = certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined;
+
+  const jwtSecretText = read("JWT_SECRET") ?? persistedSecret(dataDir, "jwt-secret");
+  if (Buffer.byteLength(jwtSecretText) < MIN_SECRET_BYTES) {
+    throw new ConfigError("JWT_SECRET", `must be at least ${MIN_SECRET_BYTES} bytes`);
+  }
+
+  const publicBaseUrl = (read("PUBLIC_BASE_URL") ?? defaultBaseUrl(tls !== undefined, port)).replace(
+    /\/+$/,
+    "",
+  );
+  requireUrl("PUBLIC_BASE_URL", publicBaseUrl, ["http:", "https:"]);
+
+  const adminEmails = (read("ADMIN_EMAILS") ?? "")
+    .split(",")
+    .map((email) => email.trim().toLowerCase())
+    .filter((email) => email !== "");
+  for (const email of adminEmails) {
+    if (!/^[^@\s]+@[^@\s]+$/.test(email))
+      throw new ConfigError("ADMIN_EMAILS", `"${email}" is not an email address`);
+  }
+
+  const smtpUrl = read("SMTP_URL");
+  if (smtpUrl !== undefined) requireUrl("SMTP_URL", smtpUrl, ["smtp:", "smtps:"]);
+
+  const plansFile = read("PLANS_FILE");
+  if (plansFile !== undefined) requireReadableFile("PLANS_FILE", plansFile);
+
+  const paymentProvider = read("PAYMENT_PROVIDER") ?? "local";
+  if (paymentProvider !== "local" && paymentProvider !== "mercadopago") {
+    throw new ConfigError("PAYMENT_PROVIDER", 'must be "local" or "mercadopago"');
+  }
+  const mercadopagoAccessToken = read("MERCADOPAGO_ACCESS_TOKEN");
+  if (paymentProvider === "mercadopago" && mercadopagoAccessToken === undefined) {
+    throw new ConfigError("MERCADOPAGO_ACCESS_TOKEN", "is required when PAYMENT_PROVIDER=mercadopago");
+  }
+  const mercadopagoApiUrl = (read("MERCADOPAGO_API_URL") ?? "https://api.mercadopago.com").replace(
+    /\/+$/,
+    "",
+  );
+  requireUrl("MERCADOPAGO_API_URL", mercadopagoApiUrl, ["http:", "https:"]);
+  const paymentWebhookSecret =
+    read("PAYMENT_WEBHOOK_SECRET") ?? persistedSecret(dataDir, "payment-webhook-secret");
+
+  const logLevel = (read("LOG_LEVEL") ?? "info").toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  return Object.freeze({
+    version: pkg.version,
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    tls,
+    jwtSecret: new TextEncoder().encode(jwtSecretText),
+    jwtTtlSeconds: parseInteger("JWT_TTL_SECONDS", read("JWT_TTL_SECONDS") ?? "3600", 60, 86400 * 30),
+    publicBaseUrl,
+    adminEmails: Object.freeze(adminEmails),
+    smtpUrl,
+    plansFile,
+    paymentProvider,
+    paymentWebhookSecret,
+    mercadopagoAccessToken,
+    mercadopagoApiUrl,
+    metricsToken: read("METRICS_TOKEN"),
+    logLevel: logLevel as LogLevel,
+    trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
+    jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
+  });
+}
+
+function parseInteger(name: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text)) throw new ConfigError(name, `"${text}" is not a whole number`);
+  const value = Number(text);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}`);
+  return value;
+}
+
+function requireUrl(name: string, text: string, protocols: string[]): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(name, "is not a valid URL");
+  }
+  if (!protocols.includes(url.protocol))
+    throw new ConfigError(name, `must start with ${protocols.join(" or ")}//`);
+}
+
+function requireReadableFile(name: string, path: string): void {
+  try {
+    readFileSync(path);
+  } catch {
+    throw new ConfigError(name, `cannot read file ${path}`);
+  }
+}
+
+function ensureDirectory(name: string, path: string): void {
+  try {
+    mkdirSync(path, { recursive: true });
+  } catch (error) {
+    throw new ConfigError(name, `cannot create directory ${path}: ${(error as Error).message}`);
+  }
+}
+
+function defaultBaseUrl(tls: boolean, port: number): string {
+  return `${tls ? "https" : "http"}://localhost:${port}`;
+}
+
+/** A secret generated on first start and kept under DATA_DIR, so tokens and signatures survive restarts. */
+function persistedSecret(dataDir: string, file: string): string {
+  const path = isAbsolute(file) ? file : join(dataDir, file);
+  if (existsSync(path)) return readFileSync(path, "utf8").trim();
+  const secret = randomBytes(48).toString("base64url");
+  writeFileSync(path, `${secret}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return secret;
+}

@@ -1,0 +1,134 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+import { createdAt, timestamptz, updatedAt } from "./columns";
+import { accounts } from "./identity";
+
+const accountRef = () =>
+  integer("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" });
+
+export const products = pgTable(
+  "products",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    externalId: text("external_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    price: doublePrecision("price").notNull(),
+    /** Slash-separated path, e.g. "electronics/phones"; sub-category queries match the prefix. */
+    category: text("category").notNull(),
+    brand: text("brand"),
+    inStock: boolean("in_stock").notNull().default(true),
+    attributes: jsonb("attributes").$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    /** Soft delete: deleted products answer 404 and are never listed or recommended. */
+    deletedAt: timestamptz("deleted_at"),
+  },
+  (t) => [
+    uniqueIndex("products_account_external_key").on(t.accountId, t.externalId),
+    index("products_account_id_idx").on(t.accountId, t.id),
+    index("products_account_category_idx").on(t.accountId, t.category.op("text_pattern_ops")),
+  ],
+);
+
+export const endUsers = pgTable(
+  "end_users",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    externalId: text("external_id").notNull(),
+    preferredCategories: jsonb("preferred_categories").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    priceRangeMin: doublePrecision("price_range_min"),
+    priceRangeMax: doublePrecision("price_range_max"),
+    attributes: jsonb("attributes").$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("end_users_account_external_key").on(t.accountId, t.externalId),
+    index("end_users_account_id_idx").on(t.accountId, t.id),
+  ],
+);
+
+const endUserRef = () =>
+  bigint("end_user_id", { mode: "number" })
+    .notNull()
+    .references(() => endUsers.id, { onDelete: "cascade" });
+
+export const interactions = pgTable(
+  "interactions",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    endUserId: endUserRef(),
+    productId: bigint("product_id", { mode: "number" })
+      .notNull()
+      .references(() => products.id, { onDelete: "cascade" }),
+    /** VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH (upper-case). */
+    interactionType: text("interaction_type").notNull(),
+    value: doublePrecision("value").notNull(),
+    query: text("query"),
+    occurredAt: timestamptz("occurred_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("interactions_account_id_idx").on(t.accountId, t.id),
+    index("interactions_account_user_time_idx").on(t.accountId, t.endUserId, t.occurredAt),
+    index("interactions_account_product_idx").on(t.accountId, t.productId),
+  ],
+);
+
+export const searches = pgTable(
+  "searches",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    endUserId: endUserRef(),
+    query: text("query"),
+    productId: bigint("product_id", { mode: "number" }),
+    occurredAt: timestamptz("occurred_at").notNull(),
+  },
+  (t) => [index("searches_account_user_idx").on(t.accountId, t.endUserId)],
+);
+
+export const orders = pgTable(
+  "orders",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    endUserId: endUserRef(),
+    productId: bigint("product_id", { mode: "number" }).notNull(),
+    quantity: doublePrecision("quantity").notNull(),
+    unitPrice: doublePrecision("unit_price").notNull(),
+    occurredAt: timestamptz("occurred_at").notNull(),
+  },
+  (t) => [index("orders_account_user_idx").on(t.accountId, t.endUserId)],
+);
+
+/** What was recommended to whom: kept for the end user's export and deleted with their erasure. */
+export const recommendationLogs = pgTable(
+  "recommendation_logs",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    accountId: accountRef(),
+    endUserId: endUserRef(),
+    endpoint: text("endpoint").notNull(),
+    items: jsonb("items").$type<string[]>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("recommendation_logs_account_user_idx").on(t.accountId, t.endUserId)],
+);

@@ -1,0 +1,4 @@
+export * from "./billing";
+export * from "./catalogue";
+export * from "./identity";
+export * from "./jobs";

@@ -1,0 +1,153 @@
+import { createRng } from "./rng";
+import type { Csr } from "./sparse";
+import { topK } from "./topk";
+import type { Interactions } from "./types";
+
+export interface HoldoutSplit {
+  /** Event indices kept for training. */
+  trainIdx: Int32Array;
+  /** Event indices held out. */
+  testIdx: Int32Array;
+}
+
+export interface SplitOptions {
+  fraction?: number;
+  minInteractions?: number;
+  seed?: number;
+}
+
+/**
+ * Per-user random hold-out: for every user with at least `minInteractions` events, `round(fraction·n)`
+ * (at least one) of their events are held out; other users' events all stay in training.
+ */
+export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): HoldoutSplit {
+  const fraction = opts.fraction ?? 0.2;
+  const minInteractions = opts.minInteractions ?? 5;
+  const rng = createRng(opts.seed ?? 42);
+  const n = events.user.length;
+  const start = new Int32Array(events.nUsers + 1);
+  for (let i = 0; i < n; i++) start[events.user[i]! + 1]!++;
+  for (let u = 0; u < events.nUsers; u++) start[u + 1]! += start[u]!;
+  const byUser = new Int32Array(n);
+  const next = start.slice(0, events.nUsers);
+  for (let i = 0; i < n; i++) byUser[next[events.user[i]!]!++] = i;
+  const isTest = new Uint8Array(n);
+  let nTest = 0;
+  for (let u = 0; u < events.nUsers; u++) {
+    const a = start[u]!;
+    const len = start[u + 1]! - a;
+    if (len < minInteractions) continue;
+    const take = Math.max(1, Math.round(fraction * len));
+    // Partial Fisher-Yates over the user's slice: the first `take` positions become the hold-out.
+    for (let j = 0; j < take; j++) {
+      const r = j + Math.floor(rng() * (len - j));
+      const t = byUser[a + j]!;
+      byUser[a + j] = byUser[a + r]!;
+      byUser[a + r] = t;
+      isTest[byUser[a + j]!] = 1;
+    }
+    nTest += take;
+  }
+  const trainIdx = new Int32Array(n - nTest);
+  const testIdx = new Int32Array(nTest);
+  let tr = 0;
+  let te = 0;
+  for (let i = 0; i < n; i++) {
+    if (isTest[i]) testIdx[te++] = i;
+    else trainIdx[tr++] = i;
+  }
+  return { trainIdx, testIdx };
+}
+
+/** Held-out relevant items per user: distinct, and not already among the user's training items. */
+export function heldOutSets(events: Interactions, split: HoldoutSplit, train: Csr): Map<number, Int32Array> {
+  const perUser = new Map<number, Set<number>>();
+  for (let j = 0; j < split.testIdx.length; j++) {
+    const e = split.testIdx[j]!;
+    const u = events.user[e]!;
+    let s = perUser.get(u);
+    if (!s) {
+      s = new Set();
+      perUser.set(u, s);
+    }
+    s.add(events.item[e]!);
+  }
+  const out = new Map<number, Int32Array>();
+  for (const [u, s] of perUser) {
+    for (let p = train.indptr[u]!; p < train.indptr[u + 1]!; p++) s.delete(train.indices[p]!);
+    if (s.size > 0) out.set(u, Int32Array.from([...s].sort((a, b) => a - b)));
+  }
+  return out;
+}
+
+export interface RankingMetrics {
+  ndcgAt10: number | null;
+  recallAt20: number | null;
+  coverageAt10: number | null;
+  evaluatedUsers: number;
+  note?: string;
+}
+
+/** Fills `out` (length nItems) with the scores for user `u`. */
+export type UserScorer = (u: number, out: Float32Array) => void;
+
+export const MIN_EVALUABLE_USERS = 10;
+
+/**
+ * Full ranking over all items with the user's training items excluded. NDCG@10 uses binary relevance and a
+ * log2 discount; Recall@20 divides hits by min(20, |relevant|) (the EASE/VAE-CF convention) so users with
+ * long hold-outs are not capped below 1; coverage@10 is distinct recommended items / catalogue size.
+ */
+export function evaluateRanking(
+  train: Csr,
+  heldOut: Map<number, Int32Array>,
+  scorer: UserScorer,
+  opts: { minUsers?: number; users?: number[] } = {},
+): RankingMetrics {
+  const users = opts.users ?? [...heldOut.keys()];
+  const minUsers = opts.minUsers ?? MIN_EVALUABLE_USERS;
+  if (users.length < minUsers) {
+    return {
+      ndcgAt10: null,
+      recallAt20: null,
+      coverageAt10: null,
+      evaluatedUsers: users.length,
+      note: "insufficient data",
+    };
+  }
+  const nItems = train.nCols;
+  const scores = new Float32Array(nItems);
+  const covered = new Uint8Array(nItems);
+  const isRelevant = new Uint8Array(nItems);
+  let ndcgSum = 0;
+  let recallSum = 0;
+  for (const u of users) {
+    const rel = heldOut.get(u)!;
+    scorer(u, scores);
+    const exclude = train.indices.subarray(train.indptr[u]!, train.indptr[u + 1]!);
+    const top = topK(scores, 20, null, exclude);
+    for (let j = 0; j < rel.length; j++) isRelevant[rel[j]!] = 1;
+    let dcg = 0;
+    let hits20 = 0;
+    for (let r = 0; r < top.length; r++) {
+      const it = top[r]!;
+      if (r < 10) covered[it] = 1;
+      if (!isRelevant[it]) continue;
+      hits20++;
+      if (r < 10) dcg += 1 / Math.log2(r + 2);
+    }
+    let idcg = 0;
+    for (let r = 0; r < Math.min(10, rel.length); r++) idcg += 1 / Math.log2(r + 2);
+    ndcgSum += dcg / idcg;
+    recallSum += hits20 / Math.min(20, rel.length);
+    for (let j = 0; j < rel.length; j++) isRelevant[rel[j]!] = 0;
+  }
+  let nCovered = 0;
+  for (let i = 0; i < nItems; i++) nCovered += covered[i]!;
+  return {
+    ndcgAt10: ndcgSum / users.length,
+    recallAt20: recallSum / users.length,
+    coverageAt10: nCovered / nItems,
+    evaluatedUsers: users.length,
+  };
+}

@@ -1,0 +1,85 @@
+import { dlopen, FFIType } from "bun:ffi";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import kernelSource from "../../native/kernels.c" with { type: "text" };
+
+const symbols = {
+  kernels_version: { args: [], returns: FFIType.i32 },
+  kernels_set_threads: { args: [FFIType.i32], returns: FFIType.void },
+  cholesky_f64: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  spd_inverse_f64: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  als_cg_sweep: {
+    args: [
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.f64,
+      FFIType.f64,
+      FFIType.i32,
+    ],
+    returns: FFIType.void,
+  },
+} as const;
+
+export type NativeKernels = ReturnType<typeof dlopen<typeof symbols>>["symbols"];
+
+let cached: NativeKernels | null | undefined;
+let disabled = process.env["RECSYS_NATIVE"] === "0";
+let cacheDirOverride: string | undefined;
+
+/** Forces the pure-TypeScript paths (tests use this to compare both implementations). */
+export function setNativeEnabled(enabled: boolean): void {
+  disabled = !enabled;
+}
+
+/** Where compiled kernels are cached; defaults to the OS temp dir. Call before first use. */
+export function setNativeCacheDir(dir: string): void {
+  cacheDirOverride = dir;
+  cached = undefined;
+}
+
+/**
+ * Compiles native/kernels.c once per (source, CPU) into a cache dir and loads it. Returns null when no C
+ * compiler or loader is available, in which case callers use their TypeScript twins.
+ */
+export function nativeKernels(): NativeKernels | null {
+  if (disabled) return null;
+  if (cached !== undefined) return cached;
+  cached = null;
+  try {
+    const flags = ["-O3", "-march=native", "-shared", "-fPIC"];
+    const key = createHash("sha256")
+      .update(kernelSource)
+      .update(flags.join(" "))
+      .update(cpus()[0]?.model ?? "")
+      .update(process.arch)
+      .digest("hex")
+      .slice(0, 16);
+    const dir = cacheDirOverride ?? join(tmpdir(), "recsys-native");
+    const lib = join(dir, `kernels-${key}.so`);
+    if (!existsSync(lib)) {
+      mkdirSync(dir, { recursive: true });
+      const src = join(dir, `kernels-${key}.c`);
+      writeFileSync(src, kernelSource);
+      // Compile to a private name and rename, so concurrent workers never load a half-written file.
+      const tmp = `${lib}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+      const cc = process.env["CC"] ?? "cc";
+      const res = Bun.spawnSync([cc, ...flags, "-o", tmp, src, "-lm", "-lpthread"], { stderr: "pipe" });
+      if (res.exitCode !== 0) return null;
+      renameSync(tmp, lib);
+    }
+    const handle = dlopen(lib, symbols);
+    handle.symbols.kernels_set_threads(Math.max(1, Math.min(cpus().length, 8)));
+    cached = handle.symbols;
+  } catch {
+    cached = null;
+  }
+  return cached;
+}

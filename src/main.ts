@@ -1,0 +1,54 @@
+/** Entry point: parse settings, open the store, serve HTTP, and shut down gracefully on SIGTERM/SIGINT. */
+import { readFileSync } from "node:fs";
+import { createApp } from "./app";
+import { ConfigError, loadConfig } from "./config";
+import { createDeps } from "./deps";
+import { createLogger } from "./shared/logger";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const deps = await createDeps(config, { logger });
+  await deps.start();
+
+  const app = createApp(deps);
+  const tls = config.tls && {
+    cert: readFileSync(config.tls.certFile),
+    key: readFileSync(config.tls.keyFile),
+  };
+  app.listen({ port: config.port, hostname: config.host, ...(tls ? { tls } : {}) });
+  const server = app.server;
+  logger.info("listening", {
+    url: `${tls ? "https" : "http"}://${config.host}:${server?.port ?? config.port}`,
+    database: deps.database.kind,
+    version: config.version,
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal });
+    // Stop accepting connections and let in-flight requests finish before closing the store.
+    await server?.stop(false);
+    await deps.stop();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  createLogger("error").error("start-up failed", { error });
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+// Preloaded by bun test (bunfig.toml). Tests must not depend on the developer's environment.
+process.env.TZ = "UTC";
