@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { pgliteAssets } from "./pglite-assets";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -51,7 +52,7 @@ function rowsOf<T>(result: unknown): T[] {
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
-  const client = await PGlite.create(dataDir);
+  const client = await PGlite.create(dataDir, await pgliteAssets());
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
     kind: "pglite",
