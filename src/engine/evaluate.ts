@@ -14,6 +14,11 @@ export interface SplitOptions {
   fraction?: number;
   minInteractions?: number;
   seed?: number;
+  /**
+   * "pair" (default) holds out distinct user-item pairs with all their events, so an item is never both
+   * trained on and held out for the same user (repeat views would otherwise leak); "event" splits raw events.
+   */
+  unit?: "pair" | "event";
 }
 
 /**
@@ -25,14 +30,15 @@ export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): Hol
   const minInteractions = opts.minInteractions ?? 5;
   const rng = createRng(opts.seed ?? 42);
   const n = events.user.length;
+  // rep[e] is the event standing for e's unit: itself, or the first event of its user-item pair.
+  const rep = opts.unit === "event" ? null : pairRepresentatives(events);
   const start = new Int32Array(events.nUsers + 1);
-  for (let i = 0; i < n; i++) start[events.user[i]! + 1]!++;
+  for (let i = 0; i < n; i++) if (!rep || rep[i] === i) start[events.user[i]! + 1]!++;
   for (let u = 0; u < events.nUsers; u++) start[u + 1]! += start[u]!;
-  const byUser = new Int32Array(n);
+  const byUser = new Int32Array(start[events.nUsers]!);
   const next = start.slice(0, events.nUsers);
-  for (let i = 0; i < n; i++) byUser[next[events.user[i]!]!++] = i;
+  for (let i = 0; i < n; i++) if (!rep || rep[i] === i) byUser[next[events.user[i]!]!++] = i;
   const isTest = new Uint8Array(n);
-  let nTest = 0;
   for (let u = 0; u < events.nUsers; u++) {
     const a = start[u]!;
     const len = start[u + 1]! - a;
@@ -46,7 +52,11 @@ export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): Hol
       byUser[a + r] = t;
       isTest[byUser[a + j]!] = 1;
     }
-    nTest += take;
+  }
+  let nTest = 0;
+  for (let i = 0; i < n; i++) {
+    if (rep) isTest[i] = isTest[rep[i]!]!;
+    nTest += isTest[i]!;
   }
   const trainIdx = new Int32Array(n - nTest);
   const testIdx = new Int32Array(nTest);
@@ -57,6 +67,20 @@ export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): Hol
     else trainIdx[tr++] = i;
   }
   return { trainIdx, testIdx };
+}
+
+function pairRepresentatives(events: Interactions): Int32Array {
+  const first = new Map<number, number>();
+  const rep = new Int32Array(events.user.length);
+  for (let i = 0; i < rep.length; i++) {
+    const key = events.user[i]! * events.nItems + events.item[i]!;
+    const f = first.get(key);
+    if (f === undefined) {
+      first.set(key, i);
+      rep[i] = i;
+    } else rep[i] = f;
+  }
+  return rep;
 }
 
 /** Held-out relevant items per user: distinct, and not already among the user's training items. */
