@@ -1,0 +1,102 @@
+/**
+ * Plan limits checked by the routes that create things: catalogue size and training frequency. The
+ * request-rate limits are enforced for every route by the tenant guard (enforcer.ts).
+ */
+import { and, count, eq, gte, isNull } from "drizzle-orm";
+import { endUsers, products, trainingJobs } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { AppError } from "../../shared/errors";
+import { retryAfterSeconds } from "../../shared/rate-limit";
+import { effectivePlan } from "./plan-of";
+
+type LimitDeps = Pick<AppDeps, "plans" | "database" | "rateLimiter" | "planEnforcer" | "config">;
+
+const DAY_MS = 86_400_000;
+/** Capacity does not come back with time; an hour is a sensible pause before trying again. */
+const CAPACITY_RETRY_SECONDS = "3600";
+
+export type CatalogueKind = "products" | "endUsers";
+
+/**
+ * Refuses with 429 PLAN_LIMIT_EXCEEDED when `adding` new records would take the account past its plan's
+ * maxProducts / maxEndUsers. Pass only records that would be new (not updates of existing external ids).
+ */
+export async function assertCatalogueCapacity(
+  deps: LimitDeps,
+  tenant: Pick<TenantContext, "accountId" | "account">,
+  kind: CatalogueKind,
+  adding: number,
+): Promise<void> {
+  if (adding <= 0) return;
+  const plan = effectivePlan(deps, tenant.account);
+  const max = kind === "products" ? plan.limits.maxProducts : plan.limits.maxEndUsers;
+  const current = await countCatalogue(deps, tenant.accountId, kind);
+  if (current + adding > max) {
+    const label = kind === "products" ? "products" : "end users";
+    throw new AppError(
+      "PLAN_LIMIT_EXCEEDED",
+      `The ${plan.name} plan allows ${max} ${label}; the account has ${current} and this would add ${adding}`,
+      { headers: { "Retry-After": CAPACITY_RETRY_SECONDS } },
+    );
+  }
+}
+
+export async function countCatalogue(
+  deps: Pick<AppDeps, "database">,
+  accountId: number,
+  kind: CatalogueKind,
+): Promise<number> {
+  const { db } = deps.database;
+  const [row] =
+    kind === "products"
+      ? await db
+          .select({ n: count() })
+          .from(products)
+          .where(and(eq(products.accountId, accountId), isNull(products.deletedAt)))
+      : await db.select({ n: count() }).from(endUsers).where(eq(endUsers.accountId, accountId));
+  return Number(row?.n ?? 0);
+}
+
+/** Trainings allowed today: the plan's trainingsPerDay, capped by the operator's TRAININGS_PER_DAY. */
+export function trainingsPerDayOf(
+  deps: Pick<AppDeps, "plans" | "config">,
+  tenant: Pick<TenantContext, "account">,
+): number {
+  return Math.min(effectivePlan(deps, tenant.account).limits.trainingsPerDay, deps.config.trainingsPerDay);
+}
+
+/**
+ * Reserves one of today's training runs (UTC day) or refuses with 429 TRAINING_TOO_FREQUENT. Call it once
+ * per training request, right before enqueuing; concurrent calls never reserve more than the limit.
+ */
+export async function assertTrainingAllowed(
+  deps: LimitDeps,
+  tenant: Pick<TenantContext, "accountId" | "account">,
+): Promise<void> {
+  const limit = trainingsPerDayOf(deps, tenant);
+  const now = deps.planEnforcer.now();
+  const dayIndex = Math.floor(now / DAY_MS);
+  const dayStart = new Date(dayIndex * DAY_MS);
+  // Jobs already in the table this day cover what other processes (or this one before a restart) started.
+  const [row] = await deps.database.db
+    .select({ n: count() })
+    .from(trainingJobs)
+    .where(and(eq(trainingJobs.accountId, tenant.accountId), gte(trainingJobs.createdAt, dayStart)));
+  const decision = await deps.rateLimiter.consume([
+    {
+      key: `train:${tenant.accountId}:${dayIndex}`,
+      limit,
+      resetAt: (dayIndex + 1) * DAY_MS,
+      floor: Number(row?.n ?? 0),
+    },
+  ]);
+  if (!decision.allowed) {
+    const state = decision.rules[0]!;
+    throw new AppError(
+      "TRAINING_TOO_FREQUENT",
+      `The plan allows ${limit} training runs per day; try again after midnight UTC`,
+      { headers: { "Retry-After": String(retryAfterSeconds(state, now)) } },
+    );
+  }
+}
