@@ -35,6 +35,10 @@ export interface Config {
   readonly trainingsPerDay: number;
   /** Number of background job workers in this process (JOB_CONCURRENCY); 0 disables the job runner. */
   readonly jobConcurrency: number;
+  /** Records per bulk-ingestion chunk, each chunk one transaction (INGESTION_CHUNK_SIZE). */
+  readonly ingestionChunkSize: number;
+  /** Test-only: pause inside each ingestion chunk so a crash test can land mid-job (INGESTION_CHUNK_DELAY_MS). */
+  readonly ingestionChunkDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -149,6 +153,13 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
+    ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "500", 1, 5000),
+    ingestionChunkDelayMs: parseInteger(
+      "INGESTION_CHUNK_DELAY_MS",
+      read("INGESTION_CHUNK_DELAY_MS") ?? "0",
+      0,
+      60_000,
+    ),
   });
 }
 
