@@ -39,6 +39,8 @@ export interface Config {
   readonly ingestionChunkSize: number;
   /** Test-only: pause inside each ingestion chunk so a crash test can land mid-job (INGESTION_CHUNK_DELAY_MS). */
   readonly ingestionChunkDelayMs: number;
+  /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
+  readonly snapshotCacheMb: number;
 }
 
 export class ConfigError extends Error {
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
       0,
       60_000,
     ),
+    snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
   });
 }
 
