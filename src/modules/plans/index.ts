@@ -1,0 +1,21 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps";
+import { ELYSIA_CONFIG } from "../../http/kernel";
+import { PlanTable } from "./schemas";
+
+export { assertCatalogueCapacity, assertTrainingAllowed, trainingsPerDayOf } from "./limits";
+export { effectivePlan, planOf } from "./plan-of";
+
+export function plansModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "plans", prefix: "/api/v1/plans" }).get("/", () => deps.plans, {
+    response: { 200: PlanTable },
+    detail: {
+      tags: ["Plans"],
+      summary: "Plans and their limits (no authentication)",
+      description:
+        "Every plan keyed by name: monthly price, currency, numeric limits (requests per minute and month, " +
+        "catalogue size, trainings per day, optional bulk-ingestion rate; without bulkPer* a plan gets 10 " +
+        "per minute, 100 per hour and 1000 per day) and features. PLANS_FILE replaces the built-in table.",
+    },
+  });
+}
