@@ -1,0 +1,87 @@
+import autocannon from "autocannon";
+
+export interface LoadRequest {
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+}
+
+export interface LoadOptions {
+  baseUrl: string;
+  headers?: Record<string, string>;
+  /** Requests are cycled in order, so each connection sees varied users and products. */
+  requests: LoadRequest[];
+  connections: number;
+  durationSeconds: number;
+  /** Hard cap on requests; the run ends at whichever bound comes first. */
+  maxRequests: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  errors: number;
+  non2xx: number;
+  firstError?: string;
+}
+
+/**
+ * One bounded autocannon run against 127.0.0.1. Latencies are collected from autocannon's per-response event
+ * (fractional milliseconds) because its own histogram rounds to whole milliseconds.
+ */
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const url = new URL(options.baseUrl);
+  if (url.hostname !== "127.0.0.1")
+    throw new Error(`load generation is only allowed against 127.0.0.1, not ${url}`);
+  const latencies: number[] = [];
+  let next = 0;
+  const reqs = options.requests;
+  const headers = { "content-type": "application/json", ...options.headers };
+  return new Promise((resolvePromise, reject) => {
+    const started = performance.now();
+    const instance = autocannon(
+      {
+        url: options.baseUrl,
+        connections: options.connections,
+        duration: options.durationSeconds,
+        amount: options.maxRequests,
+        headers,
+        requests: [
+          {
+            setupRequest: (req: Record<string, unknown>) => {
+              const r = reqs[next++ % reqs.length]!;
+              return { ...req, method: r.method, path: r.path, body: r.body, headers };
+            },
+          },
+        ],
+      },
+      (error: Error | null, result: autocannon.Result) => {
+        if (error) return reject(error);
+        const seconds = (performance.now() - started) / 1000;
+        latencies.sort((a, b) => a - b);
+        const pct = (p: number) =>
+          latencies.length === 0
+            ? Number.NaN
+            : latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+        const mean = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
+        resolvePromise({
+          requests: result.requests.total,
+          seconds,
+          rps: result.requests.total / Math.max(seconds, 1e-9),
+          p50Ms: pct(0.5),
+          p99Ms: pct(0.99),
+          meanMs: mean,
+          errors: result.errors + result.timeouts,
+          non2xx: result.non2xx,
+        });
+      },
+    );
+    instance.on("response", (_client: unknown, statusCode: number, _bytes: number, ms: number) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(ms);
+    });
+  });
+}

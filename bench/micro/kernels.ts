@@ -1,0 +1,176 @@
+import { HierarchicalNSW } from "hnswlib-node";
+import { measure } from "mitata";
+import { alsSweep, alsSweepTs, DEFAULT_ALS } from "../../src/engine/als";
+import { foldInUser, scoreFactors } from "../../src/engine/fold-in";
+import { gramMatrix, spdInverse } from "../../src/engine/linalg";
+import { nativeKernels } from "../../src/engine/native";
+import { createRng, gaussian } from "../../src/engine/rng";
+import { topK } from "../../src/engine/topk";
+import { buildWeightedMatrix } from "../../src/engine/weighting";
+import { generateSynthetic } from "../data/synthetic";
+import type { BenchSize } from "../lib/types";
+
+/** One kernel measured two ways: the baseline (plain TypeScript, or brute force) and the faster variant. */
+export interface KernelPair {
+  kernel: string;
+  size: string;
+  baselineLabel: string;
+  baselineMs: number;
+  variantLabel: string;
+  /** Null when the variant cannot run here (e.g. no C compiler for the native kernels). */
+  variantMs: number | null;
+  note?: string;
+}
+
+export interface MicroSizes {
+  minCpuNs: number;
+  alsInteractions: number;
+  spdN: number;
+  items: number;
+  hnswItems: number;
+}
+
+export const MICRO_SIZES: Record<BenchSize, MicroSizes> = {
+  smoke: { minCpuNs: 20e6, alsInteractions: 5_000, spdN: 64, items: 5_000, hnswItems: 2_000 },
+  default: { minCpuNs: 400e6, alsInteractions: 100_000, spdN: 512, items: 100_000, hnswItems: 20_000 },
+  full: { minCpuNs: 1e9, alsInteractions: 1_000_000, spdN: 1024, items: 100_000, hnswItems: 100_000 },
+};
+
+/** Median milliseconds per call, measured by mitata. */
+export async function timeMs(fn: () => unknown, minCpuNs: number): Promise<number> {
+  const stats = await measure(fn, { min_cpu_time: minCpuNs, max_samples: 1e6, warmup_samples: 2 });
+  return stats.p50 / 1e6;
+}
+
+function randomFactors(n: number, k: number, seed: number): Float32Array {
+  const rng = createRng(seed);
+  const f = new Float32Array(n * k);
+  for (let i = 0; i < f.length; i++) f[i] = gaussian(rng) * 0.1;
+  return f;
+}
+
+export async function alsSweepPair(s: MicroSizes): Promise<KernelPair> {
+  const data = generateSynthetic({ interactions: s.alsInteractions, seed: 1 });
+  const ui = buildWeightedMatrix(data.events);
+  const k = DEFAULT_ALS.factors;
+  const X = randomFactors(ui.nRows, k, 1);
+  const Y = randomFactors(ui.nCols, k, 2);
+  const o = DEFAULT_ALS;
+  const size = `${ui.nRows} users × ${ui.nCols} items, nnz ${ui.indices.length}, k ${k}`;
+  const ts = await timeMs(
+    () => alsSweepTs(ui, X, Y, gramMatrix(Y, ui.nCols, k), k, o.alpha, o.regularization, o.cgSteps),
+    s.minCpuNs,
+  );
+  const native = nativeKernels()
+    ? await timeMs(() => alsSweep(ui, X, Y, k, { ...o, native: true }), s.minCpuNs)
+    : null;
+  return {
+    kernel: "ALS half-sweep (CG, 3 steps)",
+    size,
+    baselineLabel: "TS",
+    baselineMs: ts,
+    variantLabel: "native",
+    variantMs: native,
+  };
+}
+
+export async function spdInversePair(s: MicroSizes): Promise<KernelPair> {
+  const n = s.spdN;
+  const base = new Float64Array(n * n);
+  const g = randomFactors(n * 2, n, 3);
+  for (let r = 0; r < n * 2; r++)
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) base[i * n + j]! += g[r * n + i]! * g[r * n + j]!;
+  for (let i = 0; i < n; i++) base[i * n + i]! += 1;
+  const a = new Float64Array(n * n);
+  const run = (native: boolean) => () => {
+    a.set(base);
+    spdInverse(a, n, { native });
+  };
+  const ts = await timeMs(run(false), s.minCpuNs);
+  const native = nativeKernels() ? await timeMs(run(true), s.minCpuNs) : null;
+  return {
+    kernel: "SPD inverse (EASE)",
+    size: `${n}×${n}`,
+    baselineLabel: "TS",
+    baselineMs: ts,
+    variantLabel: "native",
+    variantMs: native,
+  };
+}
+
+/** Full scoring of a catalogue (a dot product per item) + top-20, against the same with fold-in first. */
+export async function scoringPairs(s: MicroSizes): Promise<KernelPair[]> {
+  const k = DEFAULT_ALS.factors;
+  const Y = randomFactors(s.items, k, 4);
+  const x = randomFactors(1, k, 5);
+  const out = new Float32Array(s.items);
+  const dot = await timeMs(() => scoreFactors(x, Y, k, out), s.minCpuNs);
+  const dotTop = await timeMs(() => topK(scoreFactors(x, Y, k, out), 20), s.minCpuNs);
+  const basis = { k, itemFactors: Y, itemGram: gramMatrix(Y, s.items, k), alpha: 10, regularization: 0.1 };
+  const hist = {
+    items: Int32Array.from({ length: 20 }, (_, i) => (i * 97) % s.items),
+    weights: new Float32Array(20).fill(1),
+  };
+  const fold = await timeMs(() => foldInUser(basis, hist), s.minCpuNs);
+  return [
+    {
+      kernel: "dot products (score all items)",
+      size: `${s.items} items, k ${k}`,
+      baselineLabel: "TS",
+      baselineMs: dot,
+      variantLabel: "native",
+      variantMs: null,
+      note: "no native scoring kernel exported",
+    },
+    {
+      kernel: "score all + top-20 heap",
+      size: `${s.items} items`,
+      baselineLabel: "score only",
+      baselineMs: dot,
+      variantLabel: "score + topK",
+      variantMs: dotTop,
+    },
+    {
+      kernel: "fold-in of a 20-item history",
+      size: `k ${k}`,
+      baselineLabel: "score all",
+      baselineMs: dot,
+      variantLabel: "fold-in",
+      variantMs: fold,
+    },
+  ];
+}
+
+/** Top-20 by HNSW (hnswlib-node, inner product, M 16, ef 100) vs exhaustive scoring; recall reported. */
+export async function hnswPair(s: MicroSizes): Promise<KernelPair> {
+  const k = DEFAULT_ALS.factors;
+  const n = s.hnswItems;
+  const Y = randomFactors(n, k, 6);
+  const index = new HierarchicalNSW("ip", k);
+  index.initIndex(n, 16, 200, 42);
+  for (let i = 0; i < n; i++) index.addPoint(Array.from(Y.subarray(i * k, (i + 1) * k)), i);
+  index.setEf(100);
+  const queries = Array.from({ length: 50 }, (_, q) => randomFactors(1, k, 100 + q));
+  const out = new Float32Array(n);
+  let hits = 0;
+  for (const qv of queries) {
+    const exact = new Set(topK(scoreFactors(qv, Y, k, out), 20));
+    for (const id of index.searchKnn(Array.from(qv), 20).neighbors) if (exact.has(id)) hits++;
+  }
+  let q = 0;
+  const brute = await timeMs(
+    () => topK(scoreFactors(queries[q++ % queries.length]!, Y, k, out), 20),
+    s.minCpuNs,
+  );
+  const qArrays = queries.map((v) => Array.from(v));
+  const hnsw = await timeMs(() => index.searchKnn(qArrays[q++ % qArrays.length]!, 20), s.minCpuNs);
+  return {
+    kernel: "top-20 nearest items",
+    size: `${n} items, k ${k}`,
+    baselineLabel: "brute force",
+    baselineMs: brute,
+    variantLabel: "HNSW",
+    variantMs: hnsw,
+    note: `recall@20 vs brute force ${(hits / (queries.length * 20)).toFixed(3)} (ef 100)`,
+  };
+}
