@@ -34,6 +34,9 @@ export const billingSessions = pgTable(
     status: text("status").notNull().default("pending"),
     externalId: text("external_id").notNull(),
     checkoutUrl: text("checkout_url"),
+    /** Where the provider's page sends the payer after confirming or cancelling. */
+    successUrl: text("success_url"),
+    cancelUrl: text("cancel_url"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
