@@ -2,6 +2,8 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
+import { apiKeysModule } from "./modules/api-keys";
+import { authModule } from "./modules/auth";
 import { healthModule } from "./modules/health";
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
@@ -33,7 +35,9 @@ export function createApp(deps: AppDeps) {
         },
       }),
     )
-    .use(healthModule(deps));
+    .use(healthModule(deps))
+    .use(authModule(deps))
+    .use(apiKeysModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -5,6 +5,9 @@
 import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
+import type { TenantGuard } from "./http/auth";
+import { emailGraceGuard } from "./modules/auth/email-grace-guard";
+import { createIdentity, type Identity } from "./modules/auth/identity";
 import { HealthMonitor } from "./modules/health/monitor";
 import { createLogger, type Logger } from "./shared/logger";
 
@@ -13,6 +16,10 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly database: Database;
   readonly health: HealthMonitor;
+  /** API keys, accounts cache, key last-use buffer, login throttle, mailer (src/modules/auth/identity.ts). */
+  readonly identity: Identity;
+  /** Run in order after authentication on every authenticated route; modules push theirs in createDeps. */
+  readonly tenantGuards: TenantGuard[];
 }
 
 export interface Lifecycle {
@@ -38,17 +45,23 @@ export async function createDeps(
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { migrations: applied });
   const health = new HealthMonitor(database, logger);
+  const identity = createIdentity(config, logger, database);
+  const tenantGuards: TenantGuard[] = [emailGraceGuard((accountId) => identity.accounts.get(accountId))];
 
   return {
     config,
     logger,
     database,
     health,
+    identity,
+    tenantGuards,
     async start() {
       await health.start();
+      await identity.start();
     },
     async stop() {
       health.stop();
+      await identity.stop();
       await database.close();
     },
   };

@@ -1,0 +1,234 @@
+/**
+ * The auth plugin every module uses: resolves the caller (API key and/or dashboard JWT, per route), builds
+ * the TenantContext, then runs the tenant guards. It authenticates in Elysia's `transform` phase, so 401/403
+ * come before body validation (422), and hands the tenant to the handler through `resolve`.
+ *
+ *   .use(authPlugin(deps))
+ *   .get("/", ({ tenant }) => ..., { auth: { mode: "keyOrJwt" } })
+ *   .post("/query", ..., { auth: { mode: "keyOrJwt", scope: "recommendations:read" } })
+ */
+import { sql } from "drizzle-orm";
+import { Elysia } from "elysia";
+import type { AppDeps } from "../deps";
+import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
+import { verifyAccessToken } from "../modules/auth/tokens";
+import { AppError } from "../shared/errors";
+import { requestIdOf } from "./kernel";
+
+export type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
+export type ApiScope = "recommendations:read" | "interactions:write";
+export const API_SCOPES: readonly ApiScope[] = ["recommendations:read", "interactions:write"];
+
+export interface TenantContext {
+  readonly accountId: number;
+  readonly account: {
+    id: number;
+    name: string;
+    plan: string;
+    isActive: boolean;
+    subscriptionStatus: string;
+    createdAt: Date;
+  };
+  readonly actor:
+    | { type: "apiKey"; keyId: number; keyKind: "secret" | "publishable"; scopes: readonly string[] }
+    | {
+        type: "user";
+        userId: number;
+        email: string;
+        isAdmin: boolean;
+        jti: string;
+        expiresAt: Date;
+        apiKeyId?: number;
+      };
+  readonly requestId: string;
+}
+
+/** Guards run after authentication for every authenticated route (rate limits, plan/subscription, email grace). */
+export type TenantGuard = (
+  tenant: TenantContext,
+  request: {
+    method: string;
+    route: string;
+    mode: AuthMode;
+    set: { headers: Record<string, string | number> };
+  },
+) => void | Promise<void>;
+
+export interface AuthOptions {
+  mode: AuthMode;
+  /** The scope a publishable key must hold to call this route; routes without one refuse publishable keys. */
+  scope?: ApiScope;
+}
+
+const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
+  keyOrJwt: [{ ApiKey: [] }, { BearerJWT: [] }],
+  jwt: [{ BearerJWT: [] }],
+  key: [{ ApiKey: [] }],
+  keyAndJwt: [{ ApiKey: [], BearerJWT: [] }],
+};
+
+const plugins = new WeakMap<AppDeps, ReturnType<typeof buildAuthPlugin>>();
+
+/** Memoised per deps so every module shares one instance (Elysia de-duplicates it by name). */
+export function authPlugin(deps: AppDeps) {
+  let plugin = plugins.get(deps);
+  if (plugin === undefined) {
+    plugin = buildAuthPlugin(deps);
+    plugins.set(deps, plugin);
+  }
+  return plugin;
+}
+
+function buildAuthPlugin(deps: AppDeps) {
+  const tenants = new WeakMap<Request, TenantContext>();
+  return new Elysia({ name: "auth" }).macro({
+    auth: (options: AuthOptions) => ({
+      detail: { security: SECURITY[options.mode] },
+      async transform({ request, route, set }) {
+        const tenant = await authenticate(deps, request, options);
+        const guardRequest = {
+          method: request.method,
+          route,
+          mode: options.mode,
+          set: set as { headers: Record<string, string | number> },
+        };
+        for (const guard of deps.tenantGuards) await guard(tenant, guardRequest);
+        tenants.set(request, tenant);
+      },
+      resolve({ request }) {
+        const tenant = tenants.get(request);
+        if (tenant === undefined) throw new AppError("INTERNAL_ERROR", "Request was not authenticated");
+        return { tenant };
+      },
+    }),
+  });
+}
+
+type KeyActor = Extract<TenantContext["actor"], { type: "apiKey" }>;
+type UserActor = Extract<TenantContext["actor"], { type: "user" }>;
+
+async function authenticate(deps: AppDeps, request: Request, options: AuthOptions): Promise<TenantContext> {
+  const apiKey = request.headers.get("x-api-key");
+  const authorization = request.headers.get("authorization");
+  const { mode } = options;
+
+  let key: { actor: KeyActor; accountId: number } | undefined;
+  let user: { actor: UserActor; accountId: number } | undefined;
+  if (mode === "key" || mode === "keyAndJwt" || (mode === "keyOrJwt" && apiKey !== null)) {
+    if (apiKey === null)
+      throw new AppError("INVALID_API_KEY", "An API key is required in the X-API-Key header");
+    key = await authenticateKey(deps, request, apiKey, options);
+  }
+  if (mode === "jwt" || mode === "keyAndJwt" || (mode === "keyOrJwt" && key === undefined)) {
+    if (authorization === null) {
+      throw mode === "keyOrJwt"
+        ? new AppError("INVALID_API_KEY", "An API key (X-API-Key) or a bearer token is required")
+        : new AppError("INVALID_TOKEN", "A bearer token is required in the Authorization header");
+    }
+    user = await authenticateUser(deps, authorization);
+  }
+  if (key !== undefined && user !== undefined && key.accountId !== user.accountId) {
+    throw new AppError("FORBIDDEN", "The API key and the access token belong to different accounts");
+  }
+
+  const accountId = (key ?? user)?.accountId;
+  if (accountId === undefined) throw new AppError("INVALID_API_KEY", "Authentication required");
+  const account = await deps.identity.accounts.get(accountId);
+  if (account === undefined) {
+    throw key !== undefined
+      ? new AppError("INVALID_API_KEY", "Invalid API key")
+      : new AppError("TOKEN_REVOKED", "The access token is no longer valid");
+  }
+  if (!account.isActive) throw new AppError("FORBIDDEN", "This account is deactivated");
+
+  const actor: TenantContext["actor"] =
+    user !== undefined
+      ? { ...user.actor, ...(key ? { apiKeyId: key.actor.keyId } : {}) }
+      : (key as { actor: KeyActor }).actor;
+  return { accountId, account, actor, requestId: requestIdOf(request) };
+}
+
+async function authenticateKey(
+  deps: AppDeps,
+  request: Request,
+  value: string,
+  options: AuthOptions,
+): Promise<{ actor: KeyActor; accountId: number }> {
+  const trimmed = value.trim();
+  if (!looksLikeApiKey(trimmed)) throw new AppError("INVALID_API_KEY", "Invalid API key");
+  const key = await deps.identity.keys.resolve(hashApiKey(trimmed));
+  if (key === undefined) throw new AppError("INVALID_API_KEY", "Invalid API key");
+  if (key.kind === "publishable") {
+    if (options.scope === undefined || !key.scopes.includes(options.scope)) {
+      throw new AppError("INSUFFICIENT_SCOPE", "This publishable key may not call this route");
+    }
+    const host = callerHost(request);
+    if (host === undefined || !hostAllowed(host, key.allowedDomains)) {
+      throw new AppError("ORIGIN_NOT_ALLOWED", "This publishable key may not be used from this origin");
+    }
+  }
+  deps.identity.lastUsed.touch(key.keyId);
+  return {
+    accountId: key.accountId,
+    actor: { type: "apiKey", keyId: key.keyId, keyKind: key.kind, scopes: key.scopes },
+  };
+}
+
+interface SubjectRow {
+  account_id: number;
+  email: string;
+  tokens_valid_after: Date | string;
+  revoked: boolean;
+}
+
+async function authenticateUser(
+  deps: AppDeps,
+  authorization: string,
+): Promise<{ actor: UserActor; accountId: number }> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (match?.[1] === undefined) throw new AppError("INVALID_TOKEN", "Expected Authorization: Bearer <token>");
+  const claims = await verifyAccessToken(deps.config, match[1]);
+  // One indexed read per dashboard request: revocation (logout, password change, deletion) is then exact in
+  // every process with no cache to invalidate.
+  const [row] = await deps.database.rows<SubjectRow>(
+    sql`select u.account_id, u.email, u.tokens_valid_after,
+          exists(select 1 from revoked_tokens r where r.jti = ${claims.jti}) as revoked
+        from system_users u where u.id = ${claims.userId}`,
+  );
+  if (
+    row === undefined ||
+    row.revoked ||
+    Number(row.account_id) !== claims.accountId ||
+    claims.issuedAtMs < new Date(row.tokens_valid_after).getTime()
+  ) {
+    throw new AppError("TOKEN_REVOKED", "The access token has been revoked");
+  }
+  return {
+    accountId: claims.accountId,
+    actor: {
+      type: "user",
+      userId: claims.userId,
+      email: row.email,
+      isAdmin: deps.config.adminEmails.includes(row.email),
+      jti: claims.jti,
+      expiresAt: claims.expiresAt,
+    },
+  };
+}
+
+function callerHost(request: Request): string | undefined {
+  const source = request.headers.get("origin") ?? request.headers.get("referer");
+  if (source === null || source === "null") return undefined;
+  try {
+    return new URL(source).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** `shop.com` matches exactly; `*.shop.com` matches any sub-domain of shop.com (not shop.com itself). */
+export function hostAllowed(host: string, allowedDomains: readonly string[]): boolean {
+  return allowedDomains.some((domain) =>
+    domain.startsWith("*.") ? host.endsWith(domain.slice(1)) : host === domain,
+  );
+}

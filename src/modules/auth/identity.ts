@@ -1,0 +1,48 @@
+/**
+ * The long-lived identity parts shared by the auth plugin and the identity modules, built once in createDeps.
+ */
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
+import type { Logger } from "../../shared/logger";
+import { createMailer, type Mailer } from "../../shared/mailer";
+import { AccountCache } from "../accounts/account-cache";
+import { ApiKeyCache } from "../api-keys/key-cache";
+import { LastUsedBuffer } from "../api-keys/last-used-buffer";
+import { type LoginThrottle, MemoryLoginThrottle } from "./login-throttle";
+
+export interface Identity {
+  /** API key hash → key record, with cross-process revocation. */
+  readonly keys: ApiKeyCache;
+  /** Account facts per request; call `accounts.changed(accountId)` after changing an account row. */
+  readonly accounts: AccountCache;
+  readonly lastUsed: LastUsedBuffer;
+  readonly loginThrottle: LoginThrottle;
+  readonly mailer: Mailer;
+}
+
+export function createIdentity(
+  config: Config,
+  logger: Logger,
+  database: Database,
+): Identity & { start(): Promise<void>; stop(): Promise<void> } {
+  const keys = new ApiKeyCache(database, logger);
+  const accounts = new AccountCache(database, logger);
+  const lastUsed = new LastUsedBuffer(database, logger);
+  return {
+    keys,
+    accounts,
+    lastUsed,
+    loginThrottle: new MemoryLoginThrottle(),
+    mailer: createMailer(config, logger),
+    async start() {
+      await keys.start();
+      await accounts.start();
+      lastUsed.start();
+    },
+    async stop() {
+      await lastUsed.stop();
+      await keys.stop();
+      await accounts.stop();
+    },
+  };
+}
