@@ -6,9 +6,11 @@ import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import type { TenantGuard } from "./http/auth";
+import { Metrics } from "./http/metrics";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
 import { HealthMonitor } from "./modules/health/monitor";
+import { Readiness } from "./modules/ops/readiness";
 import { createLogger, type Logger } from "./shared/logger";
 
 export interface AppDeps {
@@ -16,6 +18,10 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly database: Database;
   readonly health: HealthMonitor;
+  /** Prometheus registry (src/http/metrics.ts): observeTraining, setSnapshotBytes, cacheHit/cacheMiss. */
+  readonly metrics: Metrics;
+  /** GET /ready checks; register a component with readiness.register(name, probe). */
+  readonly readiness: Readiness;
   /** API keys, accounts cache, key last-use buffer, login throttle, mailer (src/modules/auth/identity.ts). */
   readonly identity: Identity;
   /** Run in order after authentication on every authenticated route; modules push theirs in createDeps. */
@@ -45,6 +51,8 @@ export async function createDeps(
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { migrations: applied });
   const health = new HealthMonitor(database, logger);
+  const metrics = new Metrics(config.version);
+  const readiness = new Readiness(health);
   const identity = createIdentity(config, logger, database);
   const tenantGuards: TenantGuard[] = [emailGraceGuard((accountId) => identity.accounts.get(accountId))];
 
@@ -53,6 +61,8 @@ export async function createDeps(
     logger,
     database,
     health,
+    metrics,
+    readiness,
     identity,
     tenantGuards,
     async start() {

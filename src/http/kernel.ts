@@ -5,6 +5,7 @@
 import { Elysia, type ValidationError } from "elysia";
 import { AppError, ERROR_STATUS, type ValidationIssue } from "../shared/errors";
 import type { Logger } from "../shared/logger";
+import type { Metrics } from "./metrics";
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -96,7 +97,7 @@ function toAppError(
  */
 export const ELYSIA_CONFIG = { normalize: false } as const;
 
-export function httpKernel(logger: Logger) {
+export function httpKernel(logger: Logger, metrics?: Metrics) {
   return new Elysia({ name: "http-kernel" })
     .onRequest(({ request, set }) => {
       const state = startRequest(request);
@@ -122,11 +123,13 @@ export function httpKernel(logger: Logger) {
       const state = states.get(request);
       if (state === undefined) return;
       const status = state.status ?? (typeof set.status === "number" ? set.status : 200);
+      const ms = performance.now() - state.startedAt;
+      metrics?.observeRequest(request.method, route, status, ms / 1000);
       logger.info("request", {
         method: request.method,
         route: route || new URL(request.url).pathname,
         status,
-        ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
+        ms: Math.round(ms * 100) / 100,
         requestId: state.id,
       });
     });
