@@ -39,7 +39,7 @@ async function main(): Promise<number> {
   const machine = machineInfo(repoRoot);
   const startedAt = new Date().toISOString();
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  out(`# Benchmark (${args.size}) — ${describeMachine(machine)}`);
+  out(`# Benchmark (${args.size}) — ${describeMachine(machine, true)}`);
   out(`# parts: ${args.parts.join(", ")}; data sets: ${args.datasetsDir}`);
 
   const results: PartResult[] = [];

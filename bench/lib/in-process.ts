@@ -1,9 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp } from "../../src/app";
-import { loadConfig } from "../../src/config";
-import { type AppDeps, createDeps, type Lifecycle } from "../../src/deps";
+import type { AppDeps, Lifecycle } from "../../src/deps";
 import { benchServerEnv, freePort, type ServerOptions } from "./server";
 
 export interface InProcessServer {
@@ -18,6 +16,10 @@ export interface InProcessServer {
  * be shared between processes).
  */
 export async function startInProcessServer(options: ServerOptions): Promise<InProcessServer> {
+  // Imported here, not at the top, so a service that does not build yet fails this part, not the whole bench.
+  const { loadConfig } = await import("../../src/config");
+  const { createDeps } = await import("../../src/deps");
+  const { createApp } = await import("../../src/app");
   const dataDir = mkdtempSync(join(tmpdir(), "rs-bench-"));
   const port = await freePort();
   const config = loadConfig(benchServerEnv(dataDir, options, port));

@@ -22,10 +22,11 @@ export function machineInfo(repoRoot: string): MachineInfo {
   };
 }
 
-export function describeMachine(m: MachineInfo): string {
+/** One line; `live` adds the memory free right now (only meaningful for the machine this process runs on). */
+export function describeMachine(m: MachineInfo, live = false): string {
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
   return (
-    `${m.cpuModel}, ${m.cores} cores, ${gib(m.memoryBytes)} RAM (${gib(freemem())} free), ` +
+    `${m.cpuModel}, ${m.cores} cores, ${gib(m.memoryBytes)} RAM${live ? ` (${gib(freemem())} free)` : ""}, ` +
     `${m.platform}/${m.arch} ${m.kernel}, Bun ${m.bunVersion}, commit ${m.gitCommit}${m.gitDirty ? "+dirty" : ""}`
   );
 }

@@ -1,6 +1,7 @@
 import { nativeKernels } from "../../src/engine/native";
 import { formatNumber } from "../lib/table";
-import type { BenchContext, BenchPart, Figure, PartOutput } from "../lib/types";
+import { type BenchContext, type BenchPart, type Figure, NotAvailable, type PartOutput } from "../lib/types";
+import { filterPairs } from "../micro/filters";
 import {
   alsSweepPair,
   hnswPair,
@@ -17,15 +18,22 @@ export const microPart: BenchPart = {
   async run(ctx: BenchContext): Promise<PartOutput> {
     const s = MICRO_SIZES[ctx.size];
     const pairs: KernelPair[] = [];
+    const missing: string[] = [];
     for (const [label, fn] of [
       ["ALS sweep", () => alsSweepPair(s)],
       ["SPD inverse", () => spdInversePair(s)],
       ["scoring", () => scoringPairs(s)],
       ["HNSW", () => hnswPair(s)],
+      ["filters", () => filterPairs(ctx.repoRoot, s)],
     ] as const) {
       ctx.log(label);
-      const r = await fn();
-      pairs.push(...(Array.isArray(r) ? r : [r]));
+      try {
+        const r = await fn();
+        pairs.push(...(Array.isArray(r) ? r : [r]));
+      } catch (error) {
+        if (!(error instanceof NotAvailable)) throw error;
+        missing.push(`${label}: ${error.message}`);
+      }
     }
     const figures: Figure[] = [];
     const slug = (t: string) =>
@@ -51,7 +59,11 @@ export const microPart: BenchPart = {
         p.kernel,
         p.size,
         `${p.baselineLabel} ${formatNumber(p.baselineMs)}`,
-        p.variantMs === null ? `${p.variantLabel} n/a` : `${p.variantLabel} ${formatNumber(p.variantMs)}`,
+        p.variantMs === null
+          ? p.variantLabel === "-"
+            ? "-"
+            : `${p.variantLabel} n/a`
+          : `${p.variantLabel} ${formatNumber(p.variantMs)}`,
         p.variantMs === null ? "-" : `${formatNumber(p.baselineMs / p.variantMs)}x`,
         p.note ?? "",
       ];
