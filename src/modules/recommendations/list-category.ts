@@ -1,0 +1,87 @@
+import { sql } from "drizzle-orm";
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { POPULARITY_SQL } from "./catalogue-loader";
+import { normalizeCategory } from "./item-table";
+import { respond } from "./respond";
+import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
+
+export type CategorySort = "popularity" | "rating" | "price_asc" | "price_desc";
+
+export interface CategoryInput {
+  category: string;
+  sortBy?: CategorySort;
+  skip?: number;
+  limit?: number;
+}
+
+interface Row {
+  external_id: string;
+  name: string;
+  price: number | string;
+  popularity: number | string | null;
+  rating: number | string | null;
+  total: number | string;
+}
+
+const ORDER: Record<CategorySort, ReturnType<typeof sql.raw>> = {
+  popularity: sql.raw("popularity desc nulls last, p.id asc"),
+  rating: sql.raw("rating desc nulls last, popularity desc nulls last, p.id asc"),
+  price_asc: sql.raw("p.price asc, p.id asc"),
+  price_desc: sql.raw("p.price desc, p.id asc"),
+};
+
+/**
+ * Live products of a category and its sub-categories, read from the product rows (so it works without a
+ * model and includes products created since the last training). Popularity is the 7-day-decayed
+ * interaction weight; rating is the mean RATING value (unrated products last). No history filter applies.
+ */
+export async function listCategory({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: TenantContext;
+  deps: AppDeps;
+  input: CategoryInput;
+}): Promise<RecommendationPage> {
+  const category = normalizeCategory(input.category);
+  const sortBy = input.sortBy ?? "popularity";
+  const skip = input.skip ?? 0;
+  const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
+  // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.
+  const rows = await deps.database.rows<Row>(sql`
+    select p.external_id, p.name, p.price, s.popularity, s.rating, count(*) over () as total
+    from products p
+    left join lateral (
+      select sum(${POPULARITY_SQL}) as popularity,
+             avg(i.value) filter (where i.interaction_type = 'RATING') as rating
+      from interactions i
+      where i.account_id = ${ctx.accountId} and i.product_id = p.id
+    ) s on true
+    where p.account_id = ${ctx.accountId} and p.deleted_at is null
+      and (p.category = ${category} or (p.category ~>=~ ${`${category}/`} and p.category ~<~ ${`${category}0`}))
+    order by ${ORDER[sortBy]}
+    offset ${skip} limit ${limit}`);
+  let total = rows.length > 0 ? Number(rows[0]!.total) : 0;
+  if (rows.length === 0 && skip > 0) {
+    const [count] = await deps.database.rows<{ total: number | string }>(sql`
+      select count(*) as total from products p
+      where p.account_id = ${ctx.accountId} and p.deleted_at is null
+        and (p.category = ${category} or (p.category ~>=~ ${`${category}/`} and p.category ~<~ ${`${category}0`}))`);
+    total = Number(count?.total ?? 0);
+  }
+  const items = rows.map((row): RecommendationItem => {
+    const popularity = row.popularity === null ? 0 : Number(row.popularity);
+    const rating = row.rating === null ? 0 : Number(row.rating);
+    const price = Number(row.price);
+    const score = sortBy === "rating" ? rating : sortBy === "popularity" ? popularity : price;
+    return {
+      externalId: row.external_id,
+      name: row.name,
+      score: Math.round(score * 1e6) / 1e6,
+      source: "popular",
+    };
+  });
+  return respond(deps, ctx.accountId, "category", null, { items, total }, skip, limit);
+}

@@ -1,0 +1,77 @@
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { notFound } from "../../shared/errors";
+import { productLookupQuery } from "../products/queries";
+import type { ExplanationLevel } from "./explanations";
+import { rank } from "./rank";
+import { respond } from "./respond";
+import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
+import type { ServingView } from "./service";
+import { sourceLabels } from "./strategy";
+
+export interface SimilarInput {
+  externalProductId: string;
+  skip?: number;
+  limit?: number;
+  includeExplanation?: boolean;
+  explanationLevel?: ExplanationLevel;
+}
+
+const NO_HISTORY = {
+  endUserId: null,
+  preferredCategories: [],
+  priceRangeMin: null,
+  priceRangeMax: null,
+  events: [],
+  purchased: [],
+} as const;
+
+/**
+ * Products similar to one product: collaborative and content similarity from the model, or category and
+ * brand closeness without one. The product itself is left out; no end-user history filter applies. An
+ * unknown or soft-deleted product (or one of another account) is a 404.
+ */
+export async function listSimilar({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: TenantContext;
+  deps: AppDeps;
+  input: SimilarInput;
+}): Promise<RecommendationPage> {
+  const service = deps.recommendations;
+  let view: ServingView = await service.view(ctx.accountId);
+  let item = view.table.indexOf.get(input.externalProductId);
+  if (item === undefined || view.table.deleted[item] === 1) {
+    // A product created after the model was trained is not in the snapshot: rank it over the product rows.
+    const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.externalProductId);
+    if (row === undefined) throw notFound("Product");
+    view = { table: await service.catalogue.get(ctx.accountId), signals: null };
+    item = view.table.indexOf.get(input.externalProductId);
+    if (item === undefined) throw notFound("Product");
+  }
+  const skip = input.skip ?? 0;
+  const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
+  const page = rank({
+    table: view.table,
+    signals: view.signals,
+    history: NO_HISTORY,
+    weights: { similar: 1, trend: 0.01 },
+    goal: "user_engagement",
+    diverse: false,
+    sourceItems: [item],
+    complementAnchors: [],
+    exclude: [item],
+    excludeHistory: false,
+    predicate: null,
+    inStockOnly: false,
+    maxPrice: null,
+    skip,
+    limit,
+    explanation: input.includeExplanation === true ? (input.explanationLevel ?? "simple") : null,
+    require: "similar",
+    label: { ...sourceLabels("hybrid"), trend: "similar" },
+  });
+  return respond(deps, ctx.accountId, "products/similar", null, page, skip, limit);
+}

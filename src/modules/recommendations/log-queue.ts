@@ -1,0 +1,101 @@
+/**
+ * Recommendation logs ("what was shown to whom", for the end user's export and erasure) are written off the
+ * hot path: responses enqueue, a timer flushes every second (or sooner when the queue fills) in one
+ * multi-row INSERT. The INSERT only keeps rows whose end user still exists, so an erasure racing a flush
+ * cannot fail the batch or resurrect the user's data.
+ */
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import type { Logger } from "../../shared/logger";
+
+export interface RecommendationLogEntry {
+  accountId: number;
+  endUserId: number;
+  endpoint: string;
+  items: readonly string[];
+}
+
+const FLUSH_INTERVAL_MS = 1000;
+const FLUSH_AT = 500;
+/** Beyond this the oldest entries are dropped (and counted) rather than growing memory without bound. */
+const MAX_QUEUED = 50_000;
+
+export class RecommendationLogQueue {
+  private queue: RecommendationLogEntry[] = [];
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private flushing: Promise<void> | undefined;
+  private dropped = 0;
+
+  constructor(
+    private readonly database: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  enqueue(entry: RecommendationLogEntry): void {
+    this.queue.push(entry);
+    if (this.queue.length > MAX_QUEUED) {
+      this.queue.shift();
+      this.dropped++;
+    }
+    if (this.queue.length >= FLUSH_AT) void this.flush();
+  }
+
+  /** Forget queued logs of an erased end user. */
+  dropEndUser(accountId: number, endUserId: number): void {
+    this.queue = this.queue.filter((e) => e.accountId !== accountId || e.endUserId !== endUserId);
+  }
+
+  dropAccount(accountId: number): void {
+    this.queue = this.queue.filter((e) => e.accountId !== accountId);
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
+    // The timer must not keep a finished process (or test run) alive.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Writes everything queued so far; concurrent calls share one write at a time. */
+  async flush(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.flushing = this.write(batch).finally(() => {
+      this.flushing = undefined;
+    });
+    await this.flushing;
+  }
+
+  private async write(batch: RecommendationLogEntry[]): Promise<void> {
+    if (this.dropped > 0) {
+      this.logger.warn("recommendation log queue overflowed; oldest entries dropped", {
+        dropped: this.dropped,
+      });
+      this.dropped = 0;
+    }
+    const payload = JSON.stringify(
+      batch.map((e) => ({ a: e.accountId, u: e.endUserId, e: e.endpoint, i: e.items })),
+    );
+    try {
+      await this.database.db.execute(sql`
+        insert into recommendation_logs (account_id, end_user_id, endpoint, items)
+        select v.a, v.u, v.e, v.i
+        from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)
+        where exists (select 1 from end_users eu where eu.id = v.u and eu.account_id = v.a)`);
+    } catch (error) {
+      this.logger.error("recommendation log flush failed", { entries: batch.length, error });
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { notFound } from "../../shared/errors";
+import { productLookupQuery } from "../products/queries";
+import { recentAnchors } from "./query-personalized";
+import { rank } from "./rank";
+import { respond } from "./respond";
+import type { PresetBody, RecommendationPage } from "./schemas";
+import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
+
+export interface PresetInput {
+  preset: Preset;
+  body: PresetBody;
+  /** product-page: the product being viewed (external id). */
+  currentProductId?: string;
+  /** cart: the cart's products (external ids); unknown ids are ignored. */
+  cartItems?: readonly string[];
+  /** checkout: caps prices at 30% of it when given. */
+  orderValue?: number;
+}
+
+/** Quick-add items at checkout cost at most this share of the order. */
+export const CHECKOUT_PRICE_SHARE = 0.3;
+
+/**
+ * The e-commerce presets. All leave out everything the user interacted with (purchases of any age
+ * included) and soft-deleted products. homepage: relevance, in stock, no explanations. product-page:
+ * similar to the current product, which is excluded, with explanations. cart: bought-together with the cart,
+ * cart items excluded, in stock. checkout: cheap, popular, in-stock add-ons priced ≤ 30% of order_value.
+ */
+export async function recommendPreset({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: TenantContext;
+  deps: AppDeps;
+  input: PresetInput;
+}): Promise<RecommendationPage> {
+  const service = deps.recommendations;
+  const [view, history] = await Promise.all([
+    service.view(ctx.accountId),
+    service.histories.get(ctx.accountId, input.body.external_user_id),
+  ]);
+  const { table, signals } = view;
+  const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
+  const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
+  const live = (externalId: string): number | undefined => {
+    const item = table.indexOf.get(externalId);
+    return item !== undefined && table.deleted[item] !== 1 ? item : undefined;
+  };
+
+  let sourceItems: number[] = [];
+  let complementAnchors: number[] = [];
+  const exclude: number[] = [];
+  if (input.preset === "product-page" && input.currentProductId !== undefined) {
+    const current = live(input.currentProductId);
+    if (current === undefined) {
+      // Not in the model's table: a product created after training is fine, an unknown one is a 404.
+      const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId);
+      if (row === undefined) throw notFound("Product");
+    } else {
+      sourceItems = [current];
+      exclude.push(current);
+    }
+  } else if (input.preset === "cart") {
+    for (const id of input.cartItems ?? []) {
+      const item = table.indexOf.get(id);
+      if (item !== undefined) exclude.push(item);
+      const alive = live(id);
+      if (alive !== undefined) sourceItems.push(alive);
+    }
+    complementAnchors = sourceItems;
+  } else if (input.preset === "checkout") {
+    complementAnchors = recentAnchors(history, table.indexOf);
+  }
+
+  const page = rank({
+    table,
+    signals,
+    history,
+    weights: presetWeights(input.preset, hasHistory),
+    goal: input.preset === "checkout" ? "conversion" : "user_engagement",
+    diverse: false,
+    sourceItems,
+    complementAnchors,
+    exclude,
+    excludeHistory: true,
+    predicate: null,
+    inStockOnly: input.preset !== "product-page",
+    maxPrice:
+      input.preset === "checkout" && input.orderValue !== undefined
+        ? CHECKOUT_PRICE_SHARE * input.orderValue
+        : null,
+    skip: 0,
+    limit,
+    explanation: input.preset === "homepage" ? null : "simple",
+    label: sourceLabels("hybrid"),
+  });
+  return respond(deps, ctx.accountId, `ecommerce/${input.preset}`, history.endUserId, page, 0, limit);
+}

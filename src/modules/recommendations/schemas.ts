@@ -1,0 +1,166 @@
+import { t } from "elysia";
+
+/** Page sizes: the personalised query defaults to 20 (a feed page); listings default to the spec's 100. */
+export const QUERY_DEFAULT_LIMIT = 20;
+export const LISTING_DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export const FILTER_OPS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "contains"] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export const RecommendationGoal = t.Union(
+  [t.Literal("user_engagement"), t.Literal("conversion"), t.Literal("revenue"), t.Literal("discovery")],
+  {
+    description: "What to optimise: engagement (default), conversion, revenue (price-weighted) or discovery.",
+  },
+);
+export const ModelVariant = t.Union([t.Literal("standard"), t.Literal("diverse")], {
+  description: "`diverse` re-ranks the result for variety across categories and taste factors (MMR).",
+});
+export const Strategy = t.Union(
+  [t.Literal("hybrid"), t.Literal("content_based"), t.Literal("collab"), t.Literal("popularity")],
+  { description: "Signal source; `hybrid` (default) blends collaborative, content and trending scores." },
+);
+
+export const FilterCondition = t.Object(
+  {
+    field: t.String({
+      pattern: "^(category|price|brand|in_stock|rating|attributes\\.[^\\s]+)$",
+      description: "category (eq matches sub-categories), price, brand, in_stock, rating or attributes.<key>",
+    }),
+    op: t.Union(
+      FILTER_OPS.map((op) => t.Literal(op)),
+      {
+        description: "Comparison; in/nin take an array, contains a string (or a value for array attributes).",
+      },
+    ),
+    value: t.Unknown({
+      description: "Type must fit the field: number for price/rating, boolean for in_stock.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const FilterGroup = t.Object(
+  {
+    logic: t.Optional(t.Union([t.Literal("and"), t.Literal("or")], { default: "and" })),
+    filters: t.Array(FilterCondition, { maxItems: 50 }),
+  },
+  { additionalProperties: false, description: "Conditions combined with `logic` (default and)." },
+);
+
+export const QueryContext = t.Object(
+  {
+    page_type: t.Optional(t.Union([t.Literal("home"), t.Literal("product_detail"), t.Literal("cart")])),
+    device: t.Optional(t.Union([t.Literal("mobile"), t.Literal("desktop"), t.Literal("tablet")])),
+    source_external_product_id: t.Optional(
+      t.String({ minLength: 1, maxLength: 255, description: "Blends in products similar to this one." }),
+    ),
+    location: t.Optional(t.String({ maxLength: 255, description: "Accepted; does not affect results yet." })),
+    time_of_day: t.Optional(
+      t.String({ maxLength: 32, description: "Accepted; does not affect results yet (no hourly signal)." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ExternalUserId = t.String({ minLength: 1, maxLength: 255 });
+
+export const PersonalizedQuery = t.Object(
+  {
+    external_user_id: ExternalUserId,
+    recommendation_goal: t.Optional(RecommendationGoal),
+    model_variant: t.Optional(ModelVariant),
+    strategy: t.Optional(Strategy),
+    include_explanation: t.Optional(t.Boolean()),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, default: QUERY_DEFAULT_LIMIT })),
+    skip: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    context: t.Optional(QueryContext),
+    filters: t.Optional(FilterGroup),
+  },
+  {
+    additionalProperties: false,
+    description: "Personalised query. Unknown fields (such as internal training-only fields) are rejected.",
+  },
+);
+export type PersonalizedQuery = typeof PersonalizedQuery.static;
+export type FilterGroup = typeof FilterGroup.static;
+
+export const PresetBody = t.Object(
+  {
+    external_user_id: ExternalUserId,
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT })),
+  },
+  { additionalProperties: false },
+);
+export type PresetBody = typeof PresetBody.static;
+
+export const RecommendationSource = t.Union([
+  t.Literal("personalized"),
+  t.Literal("collaborative"),
+  t.Literal("content_based"),
+  t.Literal("trending"),
+  t.Literal("popular"),
+  t.Literal("similar"),
+  t.Literal("complementary"),
+]);
+export type RecommendationSource = typeof RecommendationSource.static;
+
+export const RecommendationItem = t.Object({
+  externalId: t.String(),
+  name: t.String(),
+  score: t.Number(),
+  source: RecommendationSource,
+  explanation: t.Optional(t.String()),
+});
+export type RecommendationItem = typeof RecommendationItem.static;
+
+export const RecommendationPage = t.Object(
+  {
+    items: t.Array(RecommendationItem),
+    total: t.Integer({ description: "Candidates available after filters (counted up to 10000)." }),
+    skip: t.Integer(),
+    limit: t.Integer(),
+  },
+  { description: "Pagination envelope of recommended products." },
+);
+export type RecommendationPage = typeof RecommendationPage.static;
+
+export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
+export const CategoryQuery = t.Object(
+  {
+    sort_by: t.Optional(
+      t.Union(
+        [t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")],
+        { default: "popularity" },
+      ),
+    ),
+    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
+export const SimilarQuery = t.Object(
+  {
+    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    include_explanation: t.Optional(t.BooleanString()),
+    explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
+  },
+  { additionalProperties: false },
+);
+
+export const ProductPageQuery = t.Object(
+  { current_product_id: t.String({ minLength: 1, maxLength: 255 }) },
+  { additionalProperties: false },
+);
+export const CartQuery = t.Object(
+  { cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })) },
+  { additionalProperties: false },
+);
+export const CheckoutQuery = t.Object(
+  { order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) },
+  { additionalProperties: false },
+);

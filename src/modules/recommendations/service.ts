@@ -1,0 +1,84 @@
+/**
+ * The recommender's long-lived state: per-user history cache, the no-model catalogue cache and the batched
+ * recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
+ * the very next answer in this process.
+ */
+import type { Database } from "../../db/client";
+import type { Logger } from "../../shared/logger";
+import type { Snapshot } from "../../snapshots/types";
+import { onEndUserErased } from "../end-users/events";
+import { onInteractionRecorded } from "../interactions/events";
+import { onProductsChanged } from "../products/events";
+import { CatalogueCache } from "./catalogue-loader";
+import { HistoryCache } from "./history-cache";
+import type { ItemTable } from "./item-table";
+import { RecommendationLogQueue } from "./log-queue";
+import type { ModelSignals } from "./signals";
+import { snapshotView } from "./snapshot-signals";
+
+export interface ServingView {
+  table: ItemTable;
+  /** null: the account has no published model; rank by popularity and catalogue order. */
+  signals: ModelSignals | null;
+}
+
+export interface SnapshotSource {
+  getSnapshot(accountId: number): Promise<Snapshot | undefined>;
+}
+
+export class RecommendationService {
+  readonly histories: HistoryCache;
+  readonly catalogue: CatalogueCache;
+  readonly logs: RecommendationLogQueue;
+  private unsubscribe: (() => void)[] = [];
+
+  constructor(
+    database: Database,
+    logger: Logger,
+    private readonly snapshots: SnapshotSource | undefined,
+  ) {
+    this.histories = new HistoryCache(database);
+    this.catalogue = new CatalogueCache(database);
+    this.logs = new RecommendationLogQueue(database, logger);
+  }
+
+  /** What a request ranks over: the published model's snapshot, else the product rows. */
+  async view(accountId: number): Promise<ServingView> {
+    const snapshot = await this.snapshots?.getSnapshot(accountId);
+    if (snapshot !== undefined) return snapshotView(snapshot);
+    return { table: await this.catalogue.get(accountId), signals: null };
+  }
+
+  start(): void {
+    this.unsubscribe.push(
+      onInteractionRecorded((event) => {
+        this.histories.invalidate(event.accountId, event.externalUserId);
+        // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
+        this.catalogue.invalidate(event.accountId);
+      }),
+      onEndUserErased((event) => {
+        this.histories.invalidate(event.accountId, event.externalId);
+        this.logs.dropEndUser(event.accountId, event.endUserId);
+      }),
+      onProductsChanged((event) => {
+        this.catalogue.invalidate(event.accountId);
+      }),
+    );
+    this.logs.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const off of this.unsubscribe) off();
+    this.unsubscribe = [];
+    await this.logs.stop();
+    this.histories.clear();
+    this.catalogue.clear();
+  }
+
+  /** Sandbox reset and similar whole-account deletions. */
+  forgetAccount(accountId: number): void {
+    this.histories.invalidateAccount(accountId);
+    this.catalogue.invalidate(accountId);
+    this.logs.dropAccount(accountId);
+  }
+}

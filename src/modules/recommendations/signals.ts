@@ -1,0 +1,31 @@
+/**
+ * What the ranking needs from a trained model, independent of how the engine stores it. The snapshot
+ * adapter (snapshot-signals.ts) implements it over the published engine model; without a model the
+ * recommender ranks from popularity and catalogue order alone.
+ */
+export interface DenseHistory {
+  /** Dense item indices of the user's history, newest first, possibly repeated. */
+  items: Int32Array;
+  /** Interaction weight per entry (a purchase counts more than a view; dislikes are negative). */
+  weights: Float32Array;
+}
+
+export interface ScoredItems {
+  items: Int32Array;
+  scores: Float32Array;
+}
+
+export interface ModelSignals {
+  /** Collaborative score per item for this history (fold-in of the user's vector), or null. */
+  collaborative(history: DenseHistory): Float32Array | null;
+  /** Content score per item: similarity to the content profile of the history, or null. */
+  content(history: DenseHistory): Float32Array | null;
+  /** Items most similar to `item` (collaborative and content similarity), best first, `item` left out. */
+  similar(item: number, k: number): ScoredItems;
+  /** Items most often bought or carted together with `item`, best first. */
+  complementary(item: number, k: number): ScoredItems;
+  /** Similarity in taste space of two items in [-1, 1], or null when the model has no item factors. */
+  itemSimilarity(a: number, b: number): number | null;
+  /** Recent-versus-baseline popularity per item, or null. */
+  readonly trending: Float32Array | null;
+}
