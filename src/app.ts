@@ -5,14 +5,13 @@ import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { healthModule } from "./modules/health";
-import { opsModule } from "./modules/ops";
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
 export function createApp(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
-    .use(httpKernel(deps.logger, deps.metrics))
+    .use(httpKernel(deps.logger))
     .use(
       openapi({
         path: "/api/v1/docs",
@@ -37,7 +36,6 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .use(healthModule(deps))
-    .use(opsModule(deps))
     .use(authModule(deps))
     .use(apiKeysModule(deps));
 }

@@ -1,0 +1,51 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps";
+import { authPlugin } from "../../http/auth";
+import { ELYSIA_CONFIG } from "../../http/kernel";
+import { getCurrentAccount } from "./get";
+import { AccountResponse, AccountUpdate } from "./schemas";
+import { patchCurrentAccount, replaceCurrentAccount } from "./update";
+
+const tags = ["Account"];
+const fieldNames =
+  "Bodies accept `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id` (the camelCase " +
+  "names of the response are accepted too).";
+
+/** GET/PUT/PATCH /api/v1/accounts/current (GET /accounts/usage lives in the usage module). */
+export function accountsModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "accounts", prefix: "/api/v1/accounts" })
+    .use(authPlugin(deps))
+    .get("/current", ({ tenant }) => getCurrentAccount({ ctx: tenant, deps }), {
+      auth: { mode: "keyOrJwt" },
+      response: { 200: AccountResponse },
+      detail: {
+        tags,
+        summary: "The caller's account",
+        description: "Secret API key or user JWT; publishable keys answer 403 INSUFFICIENT_SCOPE.",
+      },
+    })
+    .put("/current", ({ tenant, body }) => replaceCurrentAccount({ ctx: tenant, deps, input: body }), {
+      auth: { mode: "keyOrJwt" },
+      body: AccountUpdate,
+      response: { 200: AccountResponse },
+      detail: {
+        tags,
+        summary: "Replace the account's settings (platform administrators only)",
+        description:
+          `Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED. \`name\` and \`is_active\` are ` +
+          `required. ${fieldNames} An inactive account's keys and tokens answer 403 FORBIDDEN.`,
+      },
+    })
+    .patch("/current", ({ tenant, body }) => patchCurrentAccount({ ctx: tenant, deps, input: body }), {
+      auth: { mode: "keyOrJwt" },
+      body: AccountUpdate,
+      response: { 200: AccountResponse },
+      detail: {
+        tags,
+        summary: "Change some account settings",
+        description:
+          "Everyone may change `onboarding_checklist_status`; `name`, `is_active` and `payment_customer_id` " +
+          `need a platform administrator's JWT (else 403 ADMIN_REQUIRED). ${fieldNames}`,
+      },
+    });
+}

@@ -1,0 +1,46 @@
+import { and, eq } from "drizzle-orm";
+import { systemUsers } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { AppError } from "../../shared/errors";
+import { graceState } from "../auth/email-grace-guard";
+import type { UserOutput } from "./schemas";
+
+export function requireUser(ctx: TenantContext): { userId: number } {
+  if (ctx.actor.type !== "user") throw new AppError("INVALID_TOKEN", "A user access token is required");
+  return { userId: ctx.actor.userId };
+}
+
+export async function getCurrentUser({
+  ctx,
+  deps,
+}: {
+  ctx: TenantContext;
+  deps: AppDeps;
+}): Promise<UserOutput> {
+  const { userId } = requireUser(ctx);
+  const [user] = await deps.database.db
+    .select()
+    .from(systemUsers)
+    .where(and(eq(systemUsers.id, userId), eq(systemUsers.accountId, ctx.accountId)));
+  if (user === undefined) throw new AppError("TOKEN_REVOKED", "The access token has been revoked");
+  return toUserOutput(deps, ctx.account.plan, user);
+}
+
+export function toUserOutput(deps: AppDeps, plan: string, user: typeof systemUsers.$inferSelect): UserOutput {
+  const grace = graceState(plan, user.emailVerifiedAt !== null, user.createdAt);
+  return {
+    userId: user.id,
+    accountId: user.accountId,
+    email: user.email,
+    fullName: user.fullName,
+    isOwner: user.isOwner,
+    isAdmin: deps.config.adminEmails.includes(user.email),
+    plan,
+    emailVerified: user.emailVerifiedAt !== null,
+    gracePeriodEndsAt: grace.gracePeriodEndsAt?.toISOString() ?? null,
+    gracePeriodDaysLeft: grace.gracePeriodDaysLeft,
+    createdAt: user.createdAt.toISOString(),
+    updatedAt: user.updatedAt.toISOString(),
+  };
+}

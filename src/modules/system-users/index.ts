@@ -1,0 +1,57 @@
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../deps";
+import { authPlugin } from "../../http/auth";
+import { ELYSIA_CONFIG } from "../../http/kernel";
+import { deleteCurrentUser } from "./delete";
+import { getCurrentUser } from "./get";
+import { UserResponse, UserUpdate } from "./schemas";
+import { updateCurrentUser } from "./update";
+
+const tags = ["Users"];
+
+export function systemUsersModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "system-users", prefix: "/api/v1/system-users" })
+    .use(authPlugin(deps))
+    .get("/me", ({ tenant }) => getCurrentUser({ ctx: tenant, deps }), {
+      auth: { mode: "jwt" },
+      response: { 200: UserResponse },
+      detail: {
+        tags,
+        summary: "The current dashboard user, with e-mail grace-period information",
+        description:
+          "Needs the user's JWT. FREE-plan users with an unverified e-mail see `gracePeriodEndsAt` and " +
+          "`gracePeriodDaysLeft` (7 days from sign-up); after it, the account's API keys answer 403 EMAIL_NOT_VERIFIED.",
+      },
+    })
+    .put("/me", ({ tenant, body }) => updateCurrentUser({ ctx: tenant, deps, input: body }), {
+      auth: { mode: "jwt" },
+      body: UserUpdate,
+      response: { 200: UserResponse },
+      detail: {
+        tags,
+        summary: "Update the current user",
+        description:
+          "Fields not sent are unchanged. Changing `email` or `password` needs `currentPassword` (wrong: 401 " +
+          "INVALID_CREDENTIALS; missing: 422). A new e-mail must be verified again; a new password revokes " +
+          "every existing access token, this one included, so log in again. E-mail in use: 409 CONFLICT.",
+      },
+    })
+    .delete(
+      "/me",
+      async ({ tenant, set }) => {
+        await deleteCurrentUser({ ctx: tenant, deps });
+        set.status = 204;
+      },
+      {
+        auth: { mode: "jwt" },
+        response: { 204: t.Void() },
+        detail: {
+          tags,
+          summary: "Delete the current user",
+          description:
+            "Every access token of the user stops working at once. When it was the account's last user, the " +
+            "account is deactivated and its API keys revoked; its data is kept.",
+        },
+      },
+    );
+}

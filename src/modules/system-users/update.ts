@@ -1,0 +1,75 @@
+import { and, eq, ne } from "drizzle-orm";
+import { systemUsers } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { AppError, validationError } from "../../shared/errors";
+import { hashPassword, isUniqueViolation, normalizeEmail, verifyPassword } from "../auth/passwords";
+import { requireUser, toUserOutput } from "./get";
+import type { UserUpdateInput } from "./schemas";
+
+/**
+ * Updates the current user. Changing the e-mail or password needs the current password; a new e-mail must
+ * be verified again, and a new password revokes every token issued before it (this request's included).
+ */
+export async function updateCurrentUser({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: TenantContext;
+  deps: AppDeps;
+  input: UserUpdateInput;
+}) {
+  const { userId } = requireUser(ctx);
+  const where = and(eq(systemUsers.id, userId), eq(systemUsers.accountId, ctx.accountId));
+  const [user] = await deps.database.db.select().from(systemUsers).where(where);
+  if (user === undefined) throw new AppError("TOKEN_REVOKED", "The access token has been revoked");
+
+  const changes: Partial<typeof systemUsers.$inferInsert> = {};
+  if (input.fullName !== undefined) changes.fullName = input.fullName === null ? null : input.fullName.trim();
+  const email = input.email === undefined ? undefined : normalizeEmail(input.email);
+  const emailChanges = email !== undefined && email !== user.email;
+  if (emailChanges || input.password !== undefined) {
+    if (input.currentPassword === undefined) {
+      throw validationError([
+        {
+          loc: ["body", "currentPassword"],
+          msg: "Required to change the e-mail or password",
+          type: "value_error.missing",
+        },
+      ]);
+    }
+    if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
+      throw new AppError("INVALID_CREDENTIALS", "The current password is incorrect");
+    }
+  }
+  if (emailChanges) {
+    const [taken] = await deps.database.db
+      .select({ id: systemUsers.id })
+      .from(systemUsers)
+      .where(and(eq(systemUsers.email, email), ne(systemUsers.id, userId)));
+    if (taken !== undefined) throw new AppError("CONFLICT", "This e-mail address is already in use");
+    changes.email = email;
+    changes.emailVerifiedAt = null;
+  }
+  if (input.password !== undefined) {
+    changes.passwordHash = await hashPassword(input.password);
+    changes.tokensValidAfter = new Date();
+  }
+  if (Object.keys(changes).length === 0) return toUserOutput(deps, ctx.account.plan, user);
+
+  let updated: typeof systemUsers.$inferSelect | undefined;
+  try {
+    [updated] = await deps.database.db
+      .update(systemUsers)
+      .set({ ...changes, updatedAt: new Date() })
+      .where(where)
+      .returning();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError("CONFLICT", "This e-mail address is already in use");
+    throw error;
+  }
+  if (updated === undefined) throw new AppError("TOKEN_REVOKED", "The access token has been revoked");
+  if (emailChanges) await deps.identity.accounts.changed(ctx.accountId);
+  return toUserOutput(deps, ctx.account.plan, updated);
+}
