@@ -2,16 +2,20 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
+import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { healthModule } from "./modules/health";
+import { healthAuthModule } from "./modules/health/auth-route";
+import { opsModule } from "./modules/ops";
+import { systemUsersModule } from "./modules/system-users";
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
 export function createApp(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
-    .use(httpKernel(deps.logger))
+    .use(httpKernel(deps.logger, deps.metrics))
     .use(
       openapi({
         path: "/api/v1/docs",
@@ -36,8 +40,12 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .use(healthModule(deps))
+    .use(opsModule(deps))
     .use(authModule(deps))
-    .use(apiKeysModule(deps));
+    .use(apiKeysModule(deps))
+    .use(systemUsersModule(deps))
+    .use(accountsModule(deps))
+    .use(healthAuthModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;
