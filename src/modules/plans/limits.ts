@@ -11,6 +11,7 @@ import { retryAfterSeconds } from "../../shared/rate-limit";
 import { effectivePlan } from "./plan-of";
 
 type LimitDeps = Pick<AppDeps, "plans" | "database" | "rateLimiter" | "planEnforcer" | "config">;
+type TrainingDeps = LimitDeps & Partial<Pick<AppDeps, "usageMeter">>;
 
 const DAY_MS = 86_400_000;
 /** Capacity does not come back with time; an hour is a sensible pause before trying again. */
@@ -68,10 +69,11 @@ export function trainingsPerDayOf(
 
 /**
  * Reserves one of today's training runs (UTC day) or refuses with 429 TRAINING_TOO_FREQUENT. Call it once
- * per training request, right before enqueuing; concurrent calls never reserve more than the limit.
+ * per training request, right before enqueuing; concurrent calls never reserve more than the limit. A
+ * reserved run is counted in the account's usage (`trainings`), so callers need not record it again.
  */
 export async function assertTrainingAllowed(
-  deps: LimitDeps,
+  deps: TrainingDeps,
   tenant: Pick<TenantContext, "accountId" | "account">,
 ): Promise<void> {
   const limit = trainingsPerDayOf(deps, tenant);
@@ -99,4 +101,5 @@ export async function assertTrainingAllowed(
       { headers: { "Retry-After": String(retryAfterSeconds(state, now)) } },
     );
   }
+  deps.usageMeter?.record(tenant.accountId, { trainings: 1 });
 }

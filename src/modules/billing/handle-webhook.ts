@@ -1,0 +1,137 @@
+/**
+ * The inbound provider webhook: signature and replay window first, then idempotency by event id
+ * (payment_events), then the subscription's state read back from the provider and applied to the account.
+ */
+import { and, eq, ne } from "drizzle-orm";
+import { accounts, billingSessions, paymentEvents } from "../../db/schema";
+import { AppError, notFound } from "../../shared/errors";
+import type { BillingDeps } from "./create-session";
+import type { ProviderSubscription } from "./provider";
+import type { WebhookAnswerType, WebhookEventType } from "./schemas";
+import { verifySignature } from "./signature";
+
+const SUBSCRIPTION_EVENTS = new Set(["subscription_preapproval", "preapproval"]);
+
+export async function handleWebhook({
+  deps,
+  provider,
+  signature,
+  event,
+}: {
+  deps: BillingDeps;
+  provider: string;
+  signature: string | null;
+  event: WebhookEventType;
+}): Promise<WebhookAnswerType> {
+  if (provider !== deps.payments.name) throw notFound(`Payment provider ${provider}`);
+  const dataId = String(event.data.id);
+  verifySignature(deps.config.paymentWebhookSecret, signature, dataId);
+  const eventId = String(event.id);
+  if (await alreadyProcessed(deps, provider, eventId)) return { received: true, duplicate: true };
+
+  // Read the state from the provider before the transaction: no network wait while holding a connection.
+  const subscription = SUBSCRIPTION_EVENTS.has(event.type)
+    ? await deps.payments.fetchSubscription(dataId)
+    : undefined;
+  const outcome = await deps.database.db.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(paymentEvents)
+      .values({ provider, eventId, accountId: subscription?.accountId ?? null, payload: event })
+      .onConflictDoNothing()
+      .returning({ eventId: paymentEvents.eventId });
+    if (inserted === undefined) return { duplicate: true, accountId: undefined };
+    if (subscription === undefined) return { duplicate: false, accountId: undefined };
+    const accountId = await applySubscription(tx, provider, subscription);
+    return { duplicate: false, accountId };
+  });
+  if (outcome.accountId !== undefined) await deps.identity.accounts.changed(outcome.accountId);
+  deps.logger.info("payment webhook processed", {
+    provider,
+    eventId,
+    type: event.type,
+    status: subscription?.status,
+    accountId: outcome.accountId,
+    duplicate: outcome.duplicate,
+  });
+  return { received: true, duplicate: outcome.duplicate };
+}
+
+async function alreadyProcessed(deps: BillingDeps, provider: string, eventId: string): Promise<boolean> {
+  const [row] = await deps.database.db
+    .select({ eventId: paymentEvents.eventId })
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.provider, provider), eq(paymentEvents.eventId, eventId)));
+  return row !== undefined;
+}
+
+type Tx = Parameters<Parameters<BillingDeps["database"]["db"]["transaction"]>[0]>[0];
+
+/** Answers the account whose subscription changed, or undefined when nothing applied. */
+async function applySubscription(
+  tx: Tx,
+  provider: string,
+  subscription: ProviderSubscription,
+): Promise<number | undefined> {
+  const [session] = await tx
+    .select()
+    .from(billingSessions)
+    .where(
+      and(eq(billingSessions.provider, provider), eq(billingSessions.externalId, subscription.externalId)),
+    )
+    .limit(1);
+  if (session === undefined) return undefined;
+  if (subscription.accountId !== null && subscription.accountId !== session.accountId) {
+    throw new AppError("CONFLICT", "The subscription's external reference does not match its session");
+  }
+  const now = new Date();
+  if (subscription.status === "authorized") {
+    await tx
+      .update(billingSessions)
+      .set({ status: "authorized", updatedAt: now })
+      .where(eq(billingSessions.id, session.id));
+    await tx
+      .update(accounts)
+      .set({
+        plan: session.plan,
+        subscriptionStatus: "active",
+        subscriptionRenewsAt: subscription.renewsAt,
+        paymentCustomerId: subscription.customerId,
+        updatedAt: now,
+      })
+      .where(eq(accounts.id, session.accountId));
+    return session.accountId;
+  }
+  if (subscription.status === "cancelled" || subscription.status === "paused") {
+    await tx
+      .update(billingSessions)
+      .set({ status: "cancelled", updatedAt: now })
+      .where(eq(billingSessions.id, session.id));
+    // Only the subscription the account is on makes it lapse; an abandoned older one changes nothing.
+    const [otherActive] = await tx
+      .select({ id: billingSessions.id })
+      .from(billingSessions)
+      .where(
+        and(
+          eq(billingSessions.accountId, session.accountId),
+          eq(billingSessions.status, "authorized"),
+          eq(billingSessions.plan, session.plan),
+          ne(billingSessions.id, session.id),
+        ),
+      )
+      .limit(1);
+    if (otherActive !== undefined) return undefined;
+    const changed = await tx
+      .update(accounts)
+      .set({ subscriptionStatus: "lapsed", updatedAt: now })
+      .where(
+        and(
+          eq(accounts.id, session.accountId),
+          eq(accounts.plan, session.plan),
+          eq(accounts.subscriptionStatus, "active"),
+        ),
+      )
+      .returning({ id: accounts.id });
+    return changed.length > 0 ? session.accountId : undefined;
+  }
+  return undefined;
+}

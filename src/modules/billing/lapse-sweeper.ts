@@ -1,0 +1,44 @@
+/**
+ * Paid subscriptions whose renewal date passed (plus a grace period for the provider's retries) lapse, so
+ * the hot path only needs the account's subscription status, never its dates.
+ */
+import { sql } from "drizzle-orm";
+import type { AppDeps } from "../../deps";
+
+const GRACE_MS = 3 * 86_400_000;
+const SWEEP_EVERY_MS = 60_000;
+
+type SweeperDeps = Pick<AppDeps, "database" | "identity" | "logger">;
+
+export async function lapseOverdueSubscriptions(deps: SweeperDeps, now = Date.now()): Promise<number[]> {
+  const rows = await deps.database.rows<{ id: number }>(
+    sql`update accounts set subscription_status = 'lapsed', updated_at = now()
+        where subscription_status = 'active' and subscription_renews_at is not null
+          and subscription_renews_at < ${new Date(now - GRACE_MS).toISOString()}::timestamptz
+        returning id`,
+  );
+  const ids = rows.map((row) => Number(row.id));
+  for (const id of ids) await deps.identity.accounts.changed(id);
+  if (ids.length > 0) deps.logger.info("overdue subscriptions lapsed", { accounts: ids });
+  return ids;
+}
+
+export class LapseSweeper {
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly deps: SweeperDeps) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      lapseOverdueSubscriptions(this.deps).catch((error: unknown) =>
+        this.deps.logger.warn("subscription sweep failed", { error }),
+      );
+    }, SWEEP_EVERY_MS);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

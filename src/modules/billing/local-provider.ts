@@ -1,0 +1,60 @@
+/**
+ * The built-in provider: the checkout and portal pages are served by this service
+ * (/api/v1/billing/local/...), and confirming there sends the signed webhook to our own handler. It charges
+ * nothing; it lets the whole subscription flow run without a payment account.
+ */
+import { randomBytes } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { billingSessions } from "../../db/schema";
+import type {
+  PaymentProvider,
+  PortalRequest,
+  ProviderSession,
+  ProviderSubscription,
+  ProviderSubscriptionStatus,
+  SubscriptionRequest,
+} from "./provider";
+
+export const LOCAL_PATH = "/api/v1/billing/local";
+
+export const localToken = (kind: "chk" | "por"): string =>
+  `loc_${kind}_${randomBytes(24).toString("base64url")}`;
+
+export class LocalPaymentProvider implements PaymentProvider {
+  readonly name = "local" as const;
+
+  constructor(
+    private readonly database: Database,
+    private readonly publicBaseUrl: string,
+  ) {}
+
+  async createSubscription(_request: SubscriptionRequest): Promise<ProviderSession> {
+    const externalId = localToken("chk");
+    return { externalId, checkoutUrl: `${this.publicBaseUrl}${LOCAL_PATH}/checkout/${externalId}` };
+  }
+
+  createCheckout(request: SubscriptionRequest): Promise<ProviderSession> {
+    return this.createSubscription(request);
+  }
+
+  async createPortal(_request: PortalRequest): Promise<{ url: string; externalId: string }> {
+    const externalId = localToken("por");
+    return { url: `${this.publicBaseUrl}${LOCAL_PATH}/portal/${externalId}`, externalId };
+  }
+
+  async fetchSubscription(externalId: string): Promise<ProviderSubscription | undefined> {
+    const [session] = await this.database.db
+      .select({ accountId: billingSessions.accountId, status: billingSessions.status })
+      .from(billingSessions)
+      .where(and(eq(billingSessions.provider, "local"), eq(billingSessions.externalId, externalId)));
+    if (session === undefined) return undefined;
+    return {
+      externalId,
+      status: session.status as ProviderSubscriptionStatus,
+      accountId: session.accountId,
+      customerId: `local_${session.accountId}`,
+      renewsAt: null,
+    };
+  }
+}
