@@ -5,10 +5,13 @@ import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
 import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
+import { billingModule } from "./modules/billing";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
 import { opsModule } from "./modules/ops";
+import { plansModule } from "./modules/plans";
 import { systemUsersModule } from "./modules/system-users";
+import { usageModule } from "./modules/usage";
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 
@@ -45,7 +48,10 @@ export function createApp(deps: AppDeps) {
     .use(apiKeysModule(deps))
     .use(systemUsersModule(deps))
     .use(accountsModule(deps))
-    .use(healthAuthModule(deps));
+    .use(healthAuthModule(deps))
+    .use(plansModule(deps))
+    .use(usageModule(deps))
+    .use(billingModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

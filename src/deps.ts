@@ -2,6 +2,7 @@
  * The service's long-lived parts, built once at start-up from the config and handed to every module.
  * Each infrastructure piece sits behind a small interface with an embedded and a real implementation.
  */
+import type { RedisClient } from "bun";
 import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -9,9 +10,17 @@ import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
+import { createPaymentProvider } from "./modules/billing/create-provider";
+import { LapseSweeper } from "./modules/billing/lapse-sweeper";
+import type { PaymentProvider } from "./modules/billing/provider";
 import { HealthMonitor } from "./modules/health/monitor";
 import { Readiness } from "./modules/ops/readiness";
+import { loadPlanTable } from "./modules/plans/catalog";
+import { PlanEnforcer } from "./modules/plans/enforcer";
+import type { PlanTableType } from "./modules/plans/schemas";
 import { createLogger, type Logger } from "./shared/logger";
+import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
+import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
 
 export interface AppDeps {
   readonly config: Config;
@@ -26,6 +35,18 @@ export interface AppDeps {
   readonly identity: Identity;
   /** Run in order after authentication on every authenticated route; modules push theirs in createDeps. */
   readonly tenantGuards: TenantGuard[];
+  /** The plan table (built in or PLANS_FILE); look plans up with planOf (src/modules/plans/plan-of.ts). */
+  readonly plans: Readonly<PlanTableType>;
+  /** Shared Redis connection when REDIS_URL is set. */
+  readonly redis: RedisClient | undefined;
+  /** Atomic fixed-window counters (src/shared/rate-limit), in memory or Redis. */
+  readonly rateLimiter: RateLimiter;
+  /** Per-account daily usage counters flushed to usage_daily; record through recordUsage (modules/usage). */
+  readonly usageMeter: UsageMeter;
+  /** Per-minute, monthly and bulk limits and the lapsed-subscription rule (a tenant guard). */
+  readonly planEnforcer: PlanEnforcer;
+  /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts). */
+  readonly payments: PaymentProvider;
 }
 
 export interface Lifecycle {
@@ -44,6 +65,8 @@ export async function createDeps(
   options: CreateDepsOptions = {},
 ): Promise<AppDeps & Lifecycle> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Before anything opens: a bad PLANS_FILE stops start-up with a ConfigError naming it.
+  const plans = loadPlanTable(config.plansFile);
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: options.pgliteDataDir ?? `${config.dataDir}/pglite`,
@@ -55,6 +78,13 @@ export async function createDeps(
   const readiness = new Readiness(health);
   const identity = createIdentity(config, logger, database);
   const tenantGuards: TenantGuard[] = [emailGraceGuard((accountId) => identity.accounts.get(accountId))];
+  const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
+  const rateLimiter = createRateLimiter({ redis });
+  const usageMeter = createUsageMeter({ database, logger, redis });
+  const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });
+  tenantGuards.push(planEnforcer.guard);
+  const payments = createPaymentProvider(config, database, logger);
+  const lapseSweeper = new LapseSweeper({ database, identity, logger });
 
   return {
     config,
@@ -65,13 +95,25 @@ export async function createDeps(
     readiness,
     identity,
     tenantGuards,
+    plans,
+    redis,
+    rateLimiter,
+    usageMeter,
+    planEnforcer,
+    payments,
     async start() {
       await health.start();
       await identity.start();
+      usageMeter.start();
+      lapseSweeper.start();
     },
     async stop() {
       health.stop();
       await identity.stop();
+      lapseSweeper.stop();
+      await usageMeter.stop().catch((error: unknown) => logger.error("final usage flush failed", { error }));
+      await rateLimiter.close();
+      redis?.close();
       await database.close();
     },
   };
