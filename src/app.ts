@@ -6,10 +6,14 @@ import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
+import { endUsersModule } from "./modules/end-users";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
+import { ingestionModule } from "./modules/ingestion";
+import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
 import { plansModule } from "./modules/plans";
+import { productsModule } from "./modules/products";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
 
@@ -44,6 +48,10 @@ export function createApp(deps: AppDeps) {
     )
     .use(healthModule(deps))
     .use(opsModule(deps))
+    .use(productsModule(deps))
+    .use(endUsersModule(deps))
+    .use(interactionsModule(deps))
+    .use(ingestionModule(deps))
     .use(authModule(deps))
     .use(apiKeysModule(deps))
     .use(systemUsersModule(deps))

@@ -1,0 +1,48 @@
+import { endUsers } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import { AppError, validationError } from "../../shared/errors";
+import { toEndUser } from "./record";
+import type { EndUser, EndUserCreate } from "./schemas";
+
+/** A price range whose minimum exceeds its maximum is a validation error, not something to store. */
+export function priceRangeProblem(input: {
+  priceRangeMin?: number;
+  priceRangeMax?: number;
+}): string | undefined {
+  const { priceRangeMin: min, priceRangeMax: max } = input;
+  return min !== undefined && max !== undefined && min > max
+    ? "priceRangeMin must not be greater than priceRangeMax"
+    : undefined;
+}
+
+/** Creates an end user; an externalId already in use answers 409 CONFLICT (bulk ingestion upserts instead). */
+export async function createEndUser({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: { readonly accountId: number };
+  deps: Pick<AppDeps, "database">;
+  input: EndUserCreate;
+}): Promise<EndUser> {
+  const problem = priceRangeProblem(input);
+  if (problem !== undefined) {
+    throw validationError([{ loc: ["body", "priceRangeMin"], msg: problem, type: "value_error.range" }]);
+  }
+  const [row] = await deps.database.db
+    .insert(endUsers)
+    .values({
+      accountId: ctx.accountId,
+      externalId: input.externalId,
+      preferredCategories: input.preferredCategories ?? [],
+      priceRangeMin: input.priceRangeMin ?? null,
+      priceRangeMax: input.priceRangeMax ?? null,
+      attributes: input.attributes ?? {},
+    })
+    .onConflictDoNothing({ target: [endUsers.accountId, endUsers.externalId] })
+    .returning();
+  if (row === undefined) {
+    throw new AppError("CONFLICT", `An end user with externalId "${input.externalId}" already exists`);
+  }
+  return toEndUser(row);
+}

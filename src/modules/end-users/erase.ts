@@ -1,0 +1,68 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { AppDeps } from "../../deps";
+import { notFound } from "../../shared/errors";
+import { emitEndUserErased, notifyEndUserErased } from "./events";
+import { endUserLookupQuery } from "./queries";
+import type { ErasureResult } from "./schemas";
+
+type ErasedKind = keyof ErasureResult["deleted"];
+
+/** The deletes of an erasure, each on an index leading with (account_id, end_user_id); also EXPLAINed in tests. */
+export function erasureStatements(accountId: number, endUserId: number): Record<ErasedKind | "endUser", SQL> {
+  const counted = (table: string) => sql`with gone as (
+      delete from ${sql.identifier(table)} where account_id = ${accountId} and end_user_id = ${endUserId} returning 1
+    ) select count(*)::int as n from gone`;
+  return {
+    interactions: counted("interactions"),
+    searches: counted("searches"),
+    recommendations: counted("recommendation_logs"),
+    orders: counted("orders"),
+    endUser: sql`delete from end_users where account_id = ${accountId} and id = ${endUserId}`,
+  };
+}
+
+/**
+ * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log and order
+ * of theirs in one transaction, then tells every cache (here and in other processes) to forget them. The
+ * next training reads from the database, so it no longer sees them either.
+ */
+export async function eraseEndUser({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: { readonly accountId: number };
+  deps: Pick<AppDeps, "database" | "logger">;
+  input: { externalId: string };
+}): Promise<ErasureResult> {
+  const { database } = deps;
+  const accountId = ctx.accountId;
+  const erased = await database.db.transaction(async (tx) => {
+    const [user] = await endUserLookupQuery(tx, accountId, input.externalId).for("update");
+    if (user === undefined) throw notFound("End user");
+    const statements = erasureStatements(accountId, user.id);
+    const count = async (statement: SQL) =>
+      Number((await database.rows<{ n: number }>(statement, tx))[0]?.n ?? 0);
+    const deleted = {
+      interactions: await count(statements.interactions),
+      searches: await count(statements.searches),
+      recommendations: await count(statements.recommendations),
+      orders: await count(statements.orders),
+    };
+    await database.rows(statements.endUser, tx);
+    return { endUserId: user.id, deleted };
+  });
+
+  const event = { accountId, externalId: input.externalId, endUserId: erased.endUserId };
+  emitEndUserErased(event);
+  await notifyEndUserErased(database, event).catch((error: unknown) => {
+    // The data is gone either way; other processes' caches then expire with their own TTLs.
+    deps.logger.error("could not announce an end-user erasure", { accountId, error });
+  });
+  return {
+    externalId: input.externalId,
+    erased: true,
+    deleted: erased.deleted,
+    erasedAt: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,86 @@
+import { and, desc, eq } from "drizzle-orm";
+import { orders, products, recommendationLogs, searches } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import { notFound } from "../../shared/errors";
+import { endUserInteractionsQuery } from "../interactions/queries";
+import { toInteraction } from "../interactions/record";
+import { endUserLookupQuery } from "./queries";
+import { toEndUser } from "./record";
+import type { EndUserExport } from "./schemas";
+
+/**
+ * Right of access: the end-user record and every interaction, search, recommendation and order kept about
+ * them, read in one repeatable-read transaction so the parts are consistent with each other.
+ */
+export async function exportEndUser({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: { readonly accountId: number };
+  deps: Pick<AppDeps, "database">;
+  input: { externalId: string };
+}): Promise<EndUserExport> {
+  const accountId = ctx.accountId;
+  return deps.database.db.transaction(
+    async (tx) => {
+      const [user] = await endUserLookupQuery(tx, accountId, input.externalId);
+      if (user === undefined) throw notFound("End user");
+      const [interactionRows, searchRows, orderRows, recommendationRows] = [
+        await endUserInteractionsQuery(tx, accountId, user.id),
+        await tx
+          .select({
+            query: searches.query,
+            externalProductId: products.externalId,
+            occurredAt: searches.occurredAt,
+          })
+          .from(searches)
+          .leftJoin(products, eq(products.id, searches.productId))
+          .where(and(eq(searches.accountId, accountId), eq(searches.endUserId, user.id)))
+          .orderBy(desc(searches.occurredAt)),
+        await tx
+          .select({
+            externalProductId: products.externalId,
+            quantity: orders.quantity,
+            unitPrice: orders.unitPrice,
+            occurredAt: orders.occurredAt,
+          })
+          .from(orders)
+          .leftJoin(products, eq(products.id, orders.productId))
+          .where(and(eq(orders.accountId, accountId), eq(orders.endUserId, user.id)))
+          .orderBy(desc(orders.occurredAt)),
+        await tx
+          .select({
+            endpoint: recommendationLogs.endpoint,
+            items: recommendationLogs.items,
+            createdAt: recommendationLogs.createdAt,
+          })
+          .from(recommendationLogs)
+          .where(and(eq(recommendationLogs.accountId, accountId), eq(recommendationLogs.endUserId, user.id)))
+          .orderBy(desc(recommendationLogs.createdAt)),
+      ];
+      return {
+        endUser: toEndUser(user),
+        interactions: interactionRows.map(toInteraction),
+        searches: searchRows.map((r) => ({
+          query: r.query,
+          external_product_id: r.externalProductId,
+          timestamp: r.occurredAt.toISOString(),
+        })),
+        orders: orderRows.map((r) => ({
+          external_product_id: r.externalProductId,
+          quantity: r.quantity,
+          unit_price: r.unitPrice,
+          timestamp: r.occurredAt.toISOString(),
+        })),
+        recommendations: recommendationRows.map((r) => ({
+          endpoint: r.endpoint,
+          items: r.items,
+          timestamp: r.createdAt.toISOString(),
+        })),
+        exportedAt: new Date().toISOString(),
+      };
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}

@@ -1,0 +1,96 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps";
+import { authPlugin } from "../../http/auth";
+import { ELYSIA_CONFIG } from "../../http/kernel";
+import { createEndUser } from "./create";
+import { eraseEndUser } from "./erase";
+import { exportEndUser } from "./export";
+import { getEndUser } from "./get";
+import { listEndUsers } from "./list";
+import {
+  EndUser,
+  EndUserCreate,
+  EndUserExport,
+  EndUserListQuery,
+  EndUserPage,
+  EndUserPath,
+  ErasureResult,
+} from "./schemas";
+
+const tags = ["End users"];
+
+export function endUsersModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "end-users", prefix: "/api/v1/end-users" })
+    .use(authPlugin(deps))
+    .post("/", ({ tenant, body }) => createEndUser({ ctx: tenant, deps, input: body }), {
+      auth: { mode: "keyOrJwt" },
+      body: EndUserCreate,
+      response: { 200: EndUser },
+      detail: {
+        tags,
+        summary: "Create an end user",
+        description:
+          "Registers one of the shop's customers. An externalId already in use answers 409 CONFLICT (bulk " +
+          "ingestion upserts instead). End users are also created by their first interaction.",
+      },
+    })
+    .get("/", ({ tenant, query }) => listEndUsers({ ctx: tenant, deps, input: query }), {
+      auth: { mode: "keyOrJwt" },
+      query: EndUserListQuery,
+      response: { 200: EndUserPage },
+      detail: {
+        tags,
+        summary: "List end users",
+        description: "End users in creation order, as a pagination envelope.",
+      },
+    })
+    .get(
+      "/external/:external_user_id",
+      ({ tenant, params }) =>
+        getEndUser({ ctx: tenant, deps, input: { externalId: params.external_user_id } }),
+      {
+        auth: { mode: "keyOrJwt" },
+        params: EndUserPath,
+        response: { 200: EndUser },
+        detail: {
+          tags,
+          summary: "Get an end user by external id",
+          description: "URL-encode reserved characters.",
+        },
+      },
+    )
+    .delete(
+      "/external/:external_user_id",
+      ({ tenant, params }) =>
+        eraseEndUser({ ctx: tenant, deps, input: { externalId: params.external_user_id } }),
+      {
+        auth: { mode: "keyOrJwt" },
+        params: EndUserPath,
+        response: { 200: ErasureResult },
+        detail: {
+          tags,
+          summary: "Erase an end user (right to erasure)",
+          description:
+            "Hard-deletes the end user with all their interactions, searches, recommendation logs and orders " +
+            "in one transaction and answers the counts. Caches in every process forget the user at once; " +
+            "the next training no longer sees them.",
+        },
+      },
+    )
+    .get(
+      "/external/:external_user_id/export",
+      ({ tenant, params }) =>
+        exportEndUser({ ctx: tenant, deps, input: { externalId: params.external_user_id } }),
+      {
+        auth: { mode: "keyOrJwt" },
+        params: EndUserPath,
+        response: { 200: EndUserExport },
+        detail: {
+          tags,
+          summary: "Export an end user's data (right of access)",
+          description:
+            "The end-user record with every interaction, search, recommendation and order kept about them.",
+        },
+      },
+    );
+}

@@ -1,0 +1,86 @@
+import { t } from "elysia";
+import { Interaction } from "../interactions/schemas";
+import { PageQuery } from "../products/schemas";
+
+export const EndUserCreate = t.Object(
+  {
+    externalId: t.String({
+      minLength: 1,
+      maxLength: 255,
+      description: "The shop's own identifier of the end user, unique per account.",
+    }),
+    preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 })),
+    priceRangeMin: t.Optional(t.Number({ minimum: 0 })),
+    priceRangeMax: t.Optional(t.Number({ minimum: 0 })),
+    attributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Free key/value pairs." })),
+  },
+  {
+    additionalProperties: false,
+    description: "An end user. Bulk ingestion takes the same shape in its `users` array.",
+  },
+);
+export type EndUserCreate = typeof EndUserCreate.static;
+
+export const EndUser = t.Object({
+  externalId: t.String(),
+  preferredCategories: t.Array(t.String()),
+  priceRangeMin: t.Union([t.Number(), t.Null()]),
+  priceRangeMax: t.Union([t.Number(), t.Null()]),
+  attributes: t.Record(t.String(), t.Unknown()),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+});
+export type EndUser = typeof EndUser.static;
+
+export const EndUserListQuery = t.Object(PageQuery, { additionalProperties: false });
+
+export const EndUserPage = t.Object({
+  items: t.Array(EndUser),
+  total: t.Integer(),
+  skip: t.Integer(),
+  limit: t.Integer(),
+});
+
+export const EndUserPath = t.Object({ external_user_id: t.String({ minLength: 1, maxLength: 255 }) });
+
+export const ErasureResult = t.Object({
+  externalId: t.String(),
+  erased: t.Literal(true),
+  deleted: t.Object({
+    interactions: t.Integer(),
+    searches: t.Integer(),
+    recommendations: t.Integer(),
+    orders: t.Integer(),
+  }),
+  erasedAt: t.String({ format: "date-time" }),
+});
+export type ErasureResult = typeof ErasureResult.static;
+
+export const ExportedSearch = t.Object({
+  query: t.Union([t.String(), t.Null()]),
+  external_product_id: t.Union([t.String(), t.Null()]),
+  timestamp: t.String({ format: "date-time" }),
+});
+
+export const ExportedOrder = t.Object({
+  external_product_id: t.Union([t.String(), t.Null()]),
+  quantity: t.Number(),
+  unit_price: t.Number(),
+  timestamp: t.String({ format: "date-time" }),
+});
+
+export const ExportedRecommendation = t.Object({
+  endpoint: t.String(),
+  items: t.Array(t.String(), { description: "External ids of the recommended products, in order." }),
+  timestamp: t.String({ format: "date-time" }),
+});
+
+export const EndUserExport = t.Object({
+  endUser: EndUser,
+  interactions: t.Array(Interaction),
+  searches: t.Array(ExportedSearch),
+  recommendations: t.Array(ExportedRecommendation),
+  orders: t.Array(ExportedOrder),
+  exportedAt: t.String({ format: "date-time" }),
+});
+export type EndUserExport = typeof EndUserExport.static;

@@ -1,0 +1,213 @@
+/**
+ * The set-based writes of one ingestion chunk: every statement handles the whole chunk (multi-row INSERT,
+ * `ON CONFLICT … DO UPDATE`, bulk id lookups), inside the caller's transaction.
+ */
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Tx } from "../../db/client";
+import type { IngestionRecordError } from "../../db/schema";
+import { endUsers, interactions, orders, products, searches } from "../../db/schema";
+import { ensureEndUsers } from "../end-users/ensure";
+import type { RecordedInteraction } from "../interactions/events";
+import { type Checked, checkInteraction, checkProduct, checkUser, recordKey } from "./validate";
+
+export interface ChunkResult {
+  errors: IngestionRecordError[];
+  /** External ids of products written (for cache invalidation). */
+  productIds: string[];
+  /** New interactions per end user (for the recommender's fold-in refresh). */
+  interactionsByUser: Map<number, { externalUserId: string; interactions: RecordedInteraction[] }>;
+}
+
+type RecordType = "product" | "user" | "interaction";
+
+function validateAll<T>(type: RecordType, records: readonly unknown[], check: (r: unknown) => Checked<T>) {
+  const valid: T[] = [];
+  const errors: IngestionRecordError[] = [];
+  for (const record of records) {
+    const checked = check(record);
+    if (checked.ok) valid.push(checked.value);
+    else
+      errors.push({ recordType: type, externalId: recordKey(type, record), errorMessage: checked.message });
+  }
+  return { valid, errors };
+}
+
+/** Within one INSERT a key may appear once (ON CONFLICT cannot touch a row twice): the last record wins. */
+function lastPerKey<T>(records: T[], key: (r: T) => string): T[] {
+  return [...new Map(records.map((r) => [key(r), r])).values()];
+}
+
+const emptyResult = (errors: IngestionRecordError[]): ChunkResult => ({
+  errors,
+  productIds: [],
+  interactionsByUser: new Map(),
+});
+
+export async function applyProducts(
+  tx: Tx,
+  accountId: number,
+  records: readonly unknown[],
+): Promise<ChunkResult> {
+  const { valid, errors } = validateAll("product", records, checkProduct);
+  const rows = lastPerKey(valid, (p) => p.externalId).map((p) => ({
+    accountId,
+    externalId: p.externalId,
+    name: p.name,
+    description: p.description ?? null,
+    price: p.price,
+    category: p.category,
+    brand: p.brand ?? null,
+    inStock: p.inStock ?? true,
+    attributes: p.attributes ?? {},
+  }));
+  if (rows.length > 0) {
+    await tx
+      .insert(products)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: [products.accountId, products.externalId],
+        set: {
+          name: sql`excluded.name`,
+          description: sql`excluded.description`,
+          price: sql`excluded.price`,
+          category: sql`excluded.category`,
+          brand: sql`excluded.brand`,
+          inStock: sql`excluded.in_stock`,
+          attributes: sql`excluded.attributes`,
+          // A soft-deleted product named again is revived as a new product.
+          createdAt: sql`case when ${products.deletedAt} is null then ${products.createdAt} else now() end`,
+          deletedAt: null,
+          updatedAt: sql`now()`,
+        },
+      });
+  }
+  return { ...emptyResult(errors), productIds: rows.map((r) => r.externalId) };
+}
+
+export async function applyUsers(
+  tx: Tx,
+  accountId: number,
+  records: readonly unknown[],
+): Promise<ChunkResult> {
+  const { valid, errors } = validateAll("user", records, checkUser);
+  const rows = lastPerKey(valid, (u) => u.externalId).map((u) => ({
+    accountId,
+    externalId: u.externalId,
+    preferredCategories: u.preferredCategories ?? [],
+    priceRangeMin: u.priceRangeMin ?? null,
+    priceRangeMax: u.priceRangeMax ?? null,
+    attributes: u.attributes ?? {},
+  }));
+  if (rows.length > 0) {
+    await tx
+      .insert(endUsers)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: [endUsers.accountId, endUsers.externalId],
+        set: {
+          preferredCategories: sql`excluded.preferred_categories`,
+          priceRangeMin: sql`excluded.price_range_min`,
+          priceRangeMax: sql`excluded.price_range_max`,
+          attributes: sql`excluded.attributes`,
+          updatedAt: sql`now()`,
+        },
+      });
+  }
+  return emptyResult(errors);
+}
+
+export async function applyInteractions(
+  tx: Tx,
+  accountId: number,
+  records: readonly unknown[],
+  now: number,
+): Promise<ChunkResult> {
+  const { valid, errors } = validateAll("interaction", records, (r) => checkInteraction(r, now));
+  const result = emptyResult(errors);
+  if (valid.length === 0) return result;
+
+  const productRows = await tx
+    .select({ id: products.id, externalId: products.externalId, price: products.price })
+    .from(products)
+    .where(
+      and(
+        eq(products.accountId, accountId),
+        inArray(products.externalId, [...new Set(valid.map((i) => i.externalProductId))]),
+        isNull(products.deletedAt),
+      ),
+    );
+  const productByExternalId = new Map(productRows.map((p) => [p.externalId, p]));
+  const known = valid.filter((i) => {
+    if (productByExternalId.has(i.externalProductId)) return true;
+    errors.push({
+      recordType: "interaction",
+      externalId: `${i.externalUserId}:${i.externalProductId}`,
+      errorMessage: `external_product_id: product "${i.externalProductId}" not found`,
+    });
+    return false;
+  });
+  if (known.length === 0) return result;
+
+  const userIds = await ensureEndUsers(
+    tx,
+    accountId,
+    known.map((i) => i.externalUserId),
+  );
+  const rows = known.map((i) => {
+    const product = productByExternalId.get(i.externalProductId)!;
+    const endUserId = userIds.get(i.externalUserId);
+    if (endUserId === undefined) throw new Error(`end user ${i.externalUserId} could not be created`);
+    return { i, product, endUserId };
+  });
+  await tx.insert(interactions).values(
+    rows.map(({ i, product, endUserId }) => ({
+      accountId,
+      endUserId,
+      productId: product.id,
+      interactionType: i.type,
+      value: i.value,
+      query: i.query,
+      occurredAt: i.occurredAt,
+    })),
+  );
+  const purchases = rows.filter((r) => r.i.type === "PURCHASE");
+  if (purchases.length > 0) {
+    await tx.insert(orders).values(
+      purchases.map(({ i, product, endUserId }) => ({
+        accountId,
+        endUserId,
+        productId: product.id,
+        quantity: i.value,
+        unitPrice: product.price,
+        occurredAt: i.occurredAt,
+      })),
+    );
+  }
+  const searchRows = rows.filter((r) => r.i.type === "SEARCH");
+  if (searchRows.length > 0) {
+    await tx.insert(searches).values(
+      searchRows.map(({ i, product, endUserId }) => ({
+        accountId,
+        endUserId,
+        productId: product.id,
+        query: i.query,
+        occurredAt: i.occurredAt,
+      })),
+    );
+  }
+  for (const { i, product, endUserId } of rows) {
+    let entry = result.interactionsByUser.get(endUserId);
+    if (entry === undefined) {
+      entry = { externalUserId: i.externalUserId, interactions: [] };
+      result.interactionsByUser.set(endUserId, entry);
+    }
+    entry.interactions.push({
+      productId: product.id,
+      externalProductId: i.externalProductId,
+      interactionType: i.type,
+      value: i.value,
+      occurredAt: i.occurredAt,
+    });
+  }
+  return result;
+}

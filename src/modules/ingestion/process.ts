@@ -1,0 +1,142 @@
+/**
+ * Runs a bulk-ingestion job. The accepted request is stored with the job; it is applied in chunks, and each
+ * chunk's writes, its record errors and the advance of the job's processed-cursor commit in ONE transaction
+ * that also locks the job row and checks this worker still holds the claim. A job resumed after a crash
+ * therefore continues exactly where the last committed chunk ended: no record is applied twice or skipped.
+ * Order: products, then users, then interactions (which may name products of the same batch).
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Database, Tx } from "../../db/client";
+import { ingestionJobs } from "../../db/schema";
+import { type ClaimedJob, rowQueue } from "../../jobs/row-queue";
+import { JobClaimLostError, type JobKind, type JobRunContext } from "../../jobs/runner";
+import { emitInteractionRecorded } from "../interactions/events";
+import { emitProductsChanged } from "../products/events";
+import { applyInteractions, applyProducts, applyUsers, type ChunkResult } from "./apply";
+
+export const INGESTION_JOB_KIND = "ingestion";
+
+export const ingestionQueue = rowQueue({
+  table: "ingestion_jobs",
+  claimable: ["processing"],
+  running: "processing",
+  requeued: "processing",
+  failed: "failed",
+  failureColumn: "failure_reason",
+});
+
+interface IngestionDeps {
+  database: Database;
+  config: Pick<Config, "ingestionChunkSize" | "ingestionChunkDelayMs">;
+}
+
+interface StoredBatch {
+  products?: unknown[];
+  users?: unknown[];
+  interactions?: unknown[];
+}
+
+type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
+
+interface Phase {
+  cursor: Cursor;
+  records: readonly unknown[];
+  apply(tx: Tx, accountId: number, records: readonly unknown[]): Promise<ChunkResult>;
+}
+
+export function ingestionJobKind(deps: IngestionDeps): JobKind {
+  return {
+    kind: INGESTION_JOB_KIND,
+    ...ingestionQueue,
+    run: (job, context) => runIngestionJob(deps, job, context),
+  };
+}
+
+async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, workerId }: JobRunContext) {
+  const { db } = deps.database;
+  const [stored] = await db
+    .select({ payload: ingestionJobs.payload })
+    .from(ingestionJobs)
+    .where(eq(ingestionJobs.id, job.id));
+  const batch = (stored?.payload ?? {}) as StoredBatch;
+  const phases: Phase[] = [
+    { cursor: "processedProducts", records: batch.products ?? [], apply: applyProducts },
+    { cursor: "processedUsers", records: batch.users ?? [], apply: applyUsers },
+    {
+      cursor: "processedInteractions",
+      records: batch.interactions ?? [],
+      apply: (tx, accountId, records) => applyInteractions(tx, accountId, records, Date.now()),
+    },
+  ];
+  const chunkSize = deps.config.ingestionChunkSize;
+
+  while (!signal.aborted) {
+    const outcome = await db.transaction(async (tx) => {
+      const [cursor] = await tx
+        .select({
+          processedProducts: ingestionJobs.processedProducts,
+          processedUsers: ingestionJobs.processedUsers,
+          processedInteractions: ingestionJobs.processedInteractions,
+        })
+        .from(ingestionJobs)
+        .where(
+          and(
+            eq(ingestionJobs.id, job.id),
+            eq(ingestionJobs.claimedBy, workerId),
+            eq(ingestionJobs.status, "processing"),
+          ),
+        )
+        .for("update");
+      if (cursor === undefined) throw new JobClaimLostError(job.id);
+
+      const phase = phases.find((p) => cursor[p.cursor] < p.records.length);
+      if (phase === undefined) {
+        // The stored request holds personal data: it is dropped once applied, so erasure leaves no copy.
+        await tx
+          .update(ingestionJobs)
+          .set({
+            status: sql`case when jsonb_array_length(${ingestionJobs.errors}) > 0
+              then 'completed_with_errors' else 'completed' end`,
+            payload: null,
+            finishedAt: sql`now()`,
+            claimedBy: null,
+            heartbeatAt: null,
+          })
+          .where(eq(ingestionJobs.id, job.id));
+        return "finished" as const;
+      }
+
+      const start = cursor[phase.cursor];
+      const records = phase.records.slice(start, start + chunkSize);
+      const result = await phase.apply(tx, job.accountId, records);
+      if (deps.config.ingestionChunkDelayMs > 0) await Bun.sleep(deps.config.ingestionChunkDelayMs);
+      await tx
+        .update(ingestionJobs)
+        .set({
+          [phase.cursor]: start + records.length,
+          errors: sql`${ingestionJobs.errors} || ${JSON.stringify(result.errors)}::jsonb`,
+          heartbeatAt: sql`now()`,
+        })
+        .where(eq(ingestionJobs.id, job.id));
+      return result;
+    });
+    if (outcome === "finished") return;
+    announce(job.accountId, outcome);
+  }
+}
+
+/** Tells the caches what the committed chunk changed. */
+function announce(accountId: number, result: ChunkResult): void {
+  if (result.productIds.length > 0) {
+    emitProductsChanged({ accountId, externalIds: result.productIds, deleted: false });
+  }
+  for (const [endUserId, entry] of result.interactionsByUser) {
+    emitInteractionRecorded({
+      accountId,
+      endUserId,
+      externalUserId: entry.externalUserId,
+      interactions: entry.interactions,
+    });
+  }
+}

@@ -1,0 +1,98 @@
+import { interactions, orders, searches } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import { notFound, validationError } from "../../shared/errors";
+import { ensureEndUsers } from "../end-users/ensure";
+import { productLookupQuery } from "../products/queries";
+import { emitInteractionRecorded } from "./events";
+import type { Interaction, InteractionCreate } from "./schemas";
+
+/** How far in the future a client clock may be before its timestamp is refused. */
+export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+
+/**
+ * Records one interaction. The end user is created when unknown; the product must be live. A PURCHASE also
+ * writes an order and a SEARCH a search row, in the same transaction, so erasure and export see all of it.
+ */
+export async function createInteraction({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: { readonly accountId: number };
+  deps: Pick<AppDeps, "database">;
+  input: InteractionCreate;
+}): Promise<Interaction> {
+  const type = input.interaction_type.toUpperCase();
+  const occurredAt = input.timestamp === undefined ? new Date() : new Date(input.timestamp);
+  if (occurredAt.getTime() > Date.now() + MAX_FUTURE_SKEW_MS) {
+    throw validationError([
+      {
+        loc: ["body", "timestamp"],
+        msg: "Must not be more than 5 minutes in the future",
+        type: "value_error.future",
+      },
+    ]);
+  }
+  const value = input.value ?? 1;
+  const accountId = ctx.accountId;
+
+  const recorded = await deps.database.db.transaction(async (tx) => {
+    const [product] = await productLookupQuery(tx, accountId, input.external_product_id);
+    if (product === undefined) throw notFound("Product");
+    const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id]);
+    const endUserId = userIds.get(input.external_user_id);
+    if (endUserId === undefined) throw new Error("end user vanished while recording an interaction");
+    const [row] = await tx
+      .insert(interactions)
+      .values({
+        accountId,
+        endUserId,
+        productId: product.id,
+        interactionType: type,
+        value,
+        query: input.query ?? null,
+        occurredAt,
+      })
+      .returning({ id: interactions.id });
+    if (row === undefined) throw new Error("interaction insert returned no row");
+    if (type === "PURCHASE") {
+      await tx.insert(orders).values({
+        accountId,
+        endUserId,
+        productId: product.id,
+        quantity: value,
+        unitPrice: product.price,
+        occurredAt,
+      });
+    } else if (type === "SEARCH") {
+      await tx
+        .insert(searches)
+        .values({ accountId, endUserId, productId: product.id, query: input.query ?? null, occurredAt });
+    }
+    return { id: row.id, endUserId, productId: product.id };
+  });
+
+  emitInteractionRecorded({
+    accountId,
+    endUserId: recorded.endUserId,
+    externalUserId: input.external_user_id,
+    interactions: [
+      {
+        productId: recorded.productId,
+        externalProductId: input.external_product_id,
+        interactionType: type,
+        value,
+        occurredAt,
+      },
+    ],
+  });
+  return {
+    id: recorded.id,
+    external_user_id: input.external_user_id,
+    external_product_id: input.external_product_id,
+    interaction_type: type,
+    value,
+    timestamp: occurredAt.toISOString(),
+    ...(input.query !== undefined ? { query: input.query } : {}),
+  };
+}

@@ -1,0 +1,38 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps";
+import { authPlugin } from "../../http/auth";
+import { ELYSIA_CONFIG } from "../../http/kernel";
+import { createInteraction } from "./create";
+import { listInteractions } from "./list";
+import { Interaction, InteractionCreate, InteractionListQuery, InteractionPage } from "./schemas";
+
+const tags = ["Interactions"];
+
+export function interactionsModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "interactions", prefix: "/api/v1/interactions" })
+    .use(authPlugin(deps))
+    .get("/", ({ tenant, query }) => listInteractions({ ctx: tenant, deps, input: query }), {
+      auth: { mode: "keyOrJwt" },
+      query: InteractionListQuery,
+      response: { 200: InteractionPage },
+      detail: {
+        tags,
+        summary: "List interactions",
+        description: "The account's interactions, most recently recorded first, as a pagination envelope.",
+      },
+    })
+    .post("/", ({ tenant, body }) => createInteraction({ ctx: tenant, deps, input: body }), {
+      auth: { mode: "keyOrJwt", scope: "interactions:write" },
+      body: InteractionCreate,
+      response: { 200: Interaction },
+      detail: {
+        tags,
+        summary: "Record an interaction",
+        description:
+          "Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, " +
+          "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created; an unknown " +
+          "or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the " +
+          "product's price), a SEARCH a search. Publishable keys with scope interactions:write may call it.",
+      },
+    });
+}

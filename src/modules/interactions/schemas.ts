@@ -1,0 +1,80 @@
+import { t } from "elysia";
+import { PageQuery } from "../products/schemas";
+
+export const INTERACTION_TYPES = [
+  "VIEW",
+  "CLICK",
+  "CART",
+  "PURCHASE",
+  "RATING",
+  "LIKE",
+  "DISLIKE",
+  "SEARCH",
+] as const;
+export type InteractionType = (typeof INTERACTION_TYPES)[number];
+
+// JSON Schema patterns have no case-insensitive flag, so each letter becomes a [Xx] class.
+const anyCase = (word: string) => [...word].map((c) => `[${c}${c.toLowerCase()}]`).join("");
+const TYPE_PATTERN = `^(${INTERACTION_TYPES.map(anyCase).join("|")})$`;
+
+const fields = {
+  external_user_id: t.String({
+    minLength: 1,
+    maxLength: 255,
+    description: "The end user; an unknown id creates that end user.",
+  }),
+  external_product_id: t.String({
+    minLength: 1,
+    maxLength: 255,
+    description: "A live product of the account; unknown or deleted products are refused.",
+  }),
+  interaction_type: t.String({
+    pattern: TYPE_PATTERN,
+    description: `${INTERACTION_TYPES.join(", ")}; any letter case (stored upper-case).`,
+  }),
+  timestamp: t.Optional(
+    t.String({
+      format: "date-time",
+      description: "ISO 8601 date-time; default now; at most 5 minutes in the future.",
+    }),
+  ),
+  query: t.Optional(t.String({ maxLength: 1000, description: "The search text of a SEARCH interaction." })),
+};
+
+export const InteractionCreate = t.Object(
+  {
+    ...fields,
+    value: t.Optional(
+      t.Number({ exclusiveMinimum: 0, description: "Greater than 0; default 1; the rating for RATING." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type InteractionCreate = typeof InteractionCreate.static;
+
+/** The bulk-ingestion record: as the single create, but `value` is required. */
+export const InteractionRecord = t.Object(
+  { ...fields, value: t.Number({ exclusiveMinimum: 0, description: "Greater than 0." }) },
+  { additionalProperties: false },
+);
+export type InteractionRecord = typeof InteractionRecord.static;
+
+export const Interaction = t.Object({
+  id: t.Integer(),
+  external_user_id: t.String(),
+  external_product_id: t.String(),
+  interaction_type: t.String(),
+  value: t.Number(),
+  timestamp: t.String({ format: "date-time" }),
+  query: t.Optional(t.String()),
+});
+export type Interaction = typeof Interaction.static;
+
+export const InteractionListQuery = t.Object(PageQuery, { additionalProperties: false });
+
+export const InteractionPage = t.Object({
+  items: t.Array(Interaction),
+  total: t.Integer(),
+  skip: t.Integer(),
+  limit: t.Integer(),
+});

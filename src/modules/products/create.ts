@@ -1,0 +1,46 @@
+import { sql } from "drizzle-orm";
+import { products } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import { AppError } from "../../shared/errors";
+import { emitProductsChanged } from "./events";
+import { toProduct } from "./record";
+import type { Product, ProductCreate } from "./schemas";
+
+/**
+ * Creates a product, or revives a soft-deleted one with the same external id. One statement: the upsert
+ * only touches an existing row when that row is deleted, so a live duplicate returns nothing → 409, and two
+ * concurrent creates cannot both succeed.
+ */
+export async function createProduct({
+  ctx,
+  deps,
+  input,
+}: {
+  ctx: { readonly accountId: number };
+  deps: Pick<AppDeps, "database">;
+  input: ProductCreate;
+}): Promise<Product> {
+  const values = {
+    name: input.name,
+    description: input.description ?? null,
+    price: input.price,
+    category: input.category,
+    brand: input.brand ?? null,
+    inStock: input.inStock ?? true,
+    attributes: input.attributes ?? {},
+  };
+  const [row] = await deps.database.db
+    .insert(products)
+    .values({ accountId: ctx.accountId, externalId: input.externalId, ...values })
+    .onConflictDoUpdate({
+      target: [products.accountId, products.externalId],
+      set: { ...values, deletedAt: null, createdAt: sql`now()`, updatedAt: sql`now()` },
+      setWhere: sql`${products.deletedAt} is not null`,
+    })
+    .returning();
+  if (row === undefined) {
+    throw new AppError("CONFLICT", `A product with externalId "${input.externalId}" already exists`);
+  }
+  emitProductsChanged({ accountId: ctx.accountId, externalIds: [row.externalId], deleted: false });
+  return toProduct(row);
+}

@@ -1,0 +1,192 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { sharedTestContext, type TestContext } from "../helpers/context";
+import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
+import { ALLOWED_ORIGIN, createKey, registerTenant } from "../helpers/tenant";
+
+// Opening the store and applying migrations can take a while on a busy machine.
+beforeAll(() => sharedTestContext().then(() => undefined), 120_000);
+
+async function withProduct(ctx: TestContext, apiKey: string, externalId = "p1", price = 10) {
+  const res = await ctx.request("POST", "/api/v1/products/", {
+    apiKey,
+    body: { externalId, name: externalId, price, category: "c" },
+  });
+  expect(res.status).toBe(201);
+}
+
+describe("POST /api/v1/interactions/", () => {
+  test("records an interaction, upper-casing the type, defaulting value 1 and creating the end user", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    await withProduct(ctx, apiKey);
+    const res = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey,
+      body: { external_user_id: "u-new", external_product_id: "p1", interaction_type: "view" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      external_user_id: "u-new",
+      external_product_id: "p1",
+      interaction_type: "VIEW",
+      value: 1,
+      timestamp: expect.any(String),
+    });
+    expect((await ctx.request("GET", "/api/v1/end-users/external/u-new", { apiKey })).status).toBe(200);
+  });
+
+  test("PURCHASE records an order and SEARCH a search, visible in the user's export", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    await withProduct(ctx, apiKey, "p1", 12.5);
+    const at = "2024-05-01T10:00:00.000Z";
+    const buy = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey,
+      body: {
+        external_user_id: "u",
+        external_product_id: "p1",
+        interaction_type: "Purchase",
+        value: 3,
+        timestamp: at,
+      },
+    });
+    expect(buy.status).toBe(200);
+    expect(buy.body.timestamp).toBe(at);
+    const search = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey,
+      body: {
+        external_user_id: "u",
+        external_product_id: "p1",
+        interaction_type: "SEARCH",
+        query: "red shoes",
+      },
+    });
+    expect(search.body.query).toBe("red shoes");
+    const exported = await ctx.request("GET", "/api/v1/end-users/external/u/export", { apiKey });
+    expect(exported.body.orders).toEqual([
+      { external_product_id: "p1", quantity: 3, unit_price: 12.5, timestamp: at },
+    ]);
+    expect(exported.body.searches).toEqual([
+      { query: "red shoes", external_product_id: "p1", timestamp: expect.any(String) },
+    ]);
+  });
+
+  test("unknown and deleted products answer 404", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    const body = { external_user_id: "u", external_product_id: "gone", interaction_type: "VIEW" };
+    expect((await ctx.request("POST", "/api/v1/interactions/", { apiKey, body })).status).toBe(404);
+    await withProduct(ctx, apiKey, "gone");
+    await ctx.request("DELETE", "/api/v1/products/external/gone", { apiKey });
+    const res = await ctx.request("POST", "/api/v1/interactions/", { apiKey, body });
+    expect(res.status).toBe(404);
+    expect(res.body.errorCode).toBe("NOT_FOUND");
+    // Nothing was written, not even the end user.
+    expect((await ctx.request("GET", "/api/v1/end-users/external/u", { apiKey })).status).toBe(404);
+  });
+
+  test.each([
+    ["an unknown type", { interaction_type: "HUG" }, "interaction_type"],
+    ["value 0", { value: 0 }, "value"],
+    ["a negative value", { value: -2 }, "value"],
+    [
+      "a timestamp 10 minutes ahead",
+      { timestamp: new Date(Date.now() + 600_000).toISOString() },
+      "timestamp",
+    ],
+    ["a malformed timestamp", { timestamp: "yesterday" }, "timestamp"],
+    ["an unknown field", { rating: 5 }, "rating"],
+  ])("%s is a 422 naming the field", async (_label, patch, field) => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    await withProduct(ctx, apiKey);
+    const res = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey,
+      body: { external_user_id: "u", external_product_id: "p1", interaction_type: "VIEW", ...patch },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.some((d: { loc: string[] }) => d.loc.includes(field))).toBe(true);
+  });
+
+  test("a publishable key with interactions:write may record from its allowed origin; others may not", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    await withProduct(ctx, tenant.apiKey);
+    const body = { external_user_id: "browser", external_product_id: "p1", interaction_type: "CLICK" };
+    const writer = await createKey(ctx, tenant.token, {
+      kind: "publishable",
+      scopes: ["interactions:write"],
+    });
+    const ok = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey: writer.apiKey,
+      headers: { origin: ALLOWED_ORIGIN },
+      body,
+    });
+    expect(ok.status).toBe(200);
+    const wrongOrigin = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey: writer.apiKey,
+      headers: { origin: "https://evil.example.org" },
+      body,
+    });
+    expect(wrongOrigin.status).toBe(403);
+    expect(wrongOrigin.body.errorCode).toBe("ORIGIN_NOT_ALLOWED");
+    const reader = await createKey(ctx, tenant.token, {
+      kind: "publishable",
+      scopes: ["recommendations:read"],
+    });
+    const refused = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey: reader.apiKey,
+      headers: { origin: ALLOWED_ORIGIN },
+      body,
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.errorCode).toBe("INSUFFICIENT_SCOPE");
+    await expectAuthRequired(ctx, "POST", "/api/v1/interactions/", { body });
+  });
+
+  test("another account's product cannot be referenced (404)", async () => {
+    const ctx = await sharedTestContext();
+    const owner = await registerTenant(ctx);
+    await withProduct(ctx, owner.apiKey, "theirs");
+    const stranger = await registerTenant(ctx);
+    const res = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey: stranger.apiKey,
+      body: { external_user_id: "u", external_product_id: "theirs", interaction_type: "VIEW" },
+    });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("GET /api/v1/interactions/", () => {
+  test("lists the account's interactions newest first in the envelope", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    await withProduct(ctx, apiKey);
+    for (const type of ["VIEW", "CLICK", "CART"]) {
+      await ctx.request("POST", "/api/v1/interactions/", {
+        apiKey,
+        body: { external_user_id: "u", external_product_id: "p1", interaction_type: type },
+      });
+    }
+    const res = await ctx.request("GET", "/api/v1/interactions/", { apiKey, query: { limit: 2 } });
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(3);
+    expect(res.body.items.map((i: { interaction_type: string }) => i.interaction_type)).toEqual([
+      "CART",
+      "CLICK",
+    ]);
+    const stranger = await registerTenant(ctx);
+    const theirs = await ctx.request("GET", "/api/v1/interactions/", { apiKey: stranger.apiKey });
+    expect(theirs.body).toEqual({ items: [], total: 0, skip: 0, limit: 100 });
+  });
+
+  test("bad paging is 422; credentials are required; publishable keys are refused", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    expect(
+      (await ctx.request("GET", "/api/v1/interactions/", { apiKey, query: { limit: 5000 } })).status,
+    ).toBe(422);
+    await expectAuthRequired(ctx, "GET", "/api/v1/interactions/");
+    await expectPublishableRefused(ctx, "GET", "/api/v1/interactions/");
+  });
+});
