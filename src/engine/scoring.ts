@@ -1,0 +1,117 @@
+import { easeInputValue, easeScores } from "./ease";
+import { foldInUser, scoreFactors } from "./fold-in";
+import type { Model } from "./model";
+import type { History } from "./types";
+
+/** Per-model scratch so request-time scoring reuses buffers instead of allocating per call. */
+interface Scratch {
+  part: Float32Array;
+  easeW: Float32Array;
+  factor: Float32Array;
+  profile: Float32Array;
+  popNorm: Float32Array;
+}
+const scratchByModel = new WeakMap<Model, Scratch>();
+
+function scratch(model: Model): Scratch {
+  let s = scratchByModel.get(model);
+  if (!s) {
+    const pop = model.popularity.score;
+    const popNorm = new Float32Array(model.nItems);
+    let max = 0;
+    for (let i = 0; i < pop.length; i++) max = Math.max(max, Math.log1p(pop[i]!));
+    if (max > 0) for (let i = 0; i < pop.length; i++) popNorm[i] = Math.log1p(pop[i]!) / max;
+    s = {
+      part: new Float32Array(model.nItems),
+      easeW: new Float32Array(64),
+      factor: new Float32Array(model.als?.k ?? 1),
+      profile: new Float32Array(model.content?.dims ?? 1),
+      popNorm,
+    };
+    scratchByModel.set(model, s);
+  }
+  return s;
+}
+
+export type Component = "cf" | "als" | "content" | "popularity";
+
+/** Raw (unscaled) scores of one blend component into `out`; returns false if the model lacks it. */
+export function componentScores(model: Model, history: History, component: Component, out: Float32Array): boolean {
+  const s = scratch(model);
+  if (component === "popularity") {
+    out.set(s.popNorm);
+    return true;
+  }
+  if (component === "content") {
+    const c = model.content;
+    if (!c) return false;
+    const dims = c.dims;
+    s.profile.fill(0);
+    for (let h = 0; h < history.items.length; h++) {
+      const it = history.items[h]!;
+      if (it < 0 || it >= model.nItems) continue;
+      const w = history.weights[h]!;
+      const o = it * dims;
+      for (let d = 0; d < dims; d++) s.profile[d]! += w * c.vectors[o + d]!;
+    }
+    scoreFactors(s.profile, c.vectors, dims, out);
+    return true;
+  }
+  if (component === "cf" && model.ease) {
+    if (s.easeW.length < history.items.length) s.easeW = new Float32Array(history.items.length * 2);
+    for (let h = 0; h < history.items.length; h++) {
+      const w = history.weights[h]!;
+      // A net-negative item pushes its neighbours down by as much as a positive one lifts them.
+      s.easeW[h] = w > 0 ? easeInputValue(w, model.easeValues) : w < 0 ? -1 : 0;
+    }
+    easeScores(model.ease, history.items, s.easeW, out);
+    return true;
+  }
+  if ((component === "als" || component === "cf") && model.als) {
+    foldInUser(model.als, history, s.factor);
+    scoreFactors(s.factor, model.als.itemFactors, model.als.k, out);
+    return true;
+  }
+  return false;
+}
+
+function maxAbs(a: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const v = Math.abs(a[i]!);
+    if (v > m) m = v;
+  }
+  return m;
+}
+
+/** out += weight · x / max|x| (no-op for an all-zero component). */
+export function addScaled(out: Float32Array, x: Float32Array, weight: number): void {
+  const m = maxAbs(x);
+  if (m === 0 || weight === 0) return;
+  const f = weight / m;
+  for (let i = 0; i < out.length; i++) out[i]! += f * x[i]!;
+}
+
+/**
+ * Blended personalised scores over every item for a history (fold-in for users never seen in training).
+ * Items in the history are not removed here: callers pass them to `topK` as `exclude` when appropriate.
+ */
+export function scoreForUser(model: Model, history: History, out?: Float32Array): Float32Array {
+  const scores = out ?? new Float32Array(model.nItems);
+  scores.fill(0);
+  const s = scratch(model);
+  const b = model.blend;
+  const hasHistory = history.items.length > 0;
+  const parts: [Component, number][] = [
+    ["cf", hasHistory ? b.cf : 0],
+    ["als", hasHistory && model.ease ? b.als : 0],
+    ["content", hasHistory ? b.content : 0],
+    // Without history popularity is all there is, so it carries the ranking alone.
+    ["popularity", hasHistory ? b.popularity : 1],
+  ];
+  for (const [c, w] of parts) {
+    if (w === 0) continue;
+    if (componentScores(model, history, c, s.part)) addScaled(scores, s.part, w);
+  }
+  return scores;
+}

@@ -1,0 +1,179 @@
+import { easeScores } from "./ease";
+import { evaluateRanking, heldOutSets, holdoutSplit, type RankingMetrics } from "./evaluate";
+import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";
+import { scoreFactors } from "./fold-in";
+import { foldInUser } from "./fold-in";
+import type { BlendWeights } from "./model";
+import { createRng } from "./rng";
+import { type Component, componentScores } from "./scoring";
+import type { Csr } from "./sparse";
+import type { History, Interactions, ItemMeta } from "./types";
+import { buildWeightedMatrix, selectEvents } from "./weighting";
+
+export interface SearchOptions {
+  seed: number;
+  lambdas: number[];
+  /** ALS (regularization, alpha) pairs tried when ALS is the primary model. */
+  alsGrid: { regularization: number; alpha: number }[];
+  /** Use EASE only if at most this support threshold is needed to fit the item budget. */
+  maxEaseMinSupport: number;
+  maxUsers: number;
+  /** Wall-clock budget for trying further λ values once the first fit has been timed. */
+  budgetSeconds: number;
+  /** Cap on cached component floats (users × components × items) during the blend search. */
+  maxCachedFloats: number;
+}
+
+export interface SearchTrial {
+  what: string;
+  ndcgAt10: number;
+}
+
+export interface SearchResult {
+  config: FitConfig;
+  trials: SearchTrial[];
+  validationUsers: number;
+}
+
+export function userHistory(m: Csr, u: number): History {
+  const a = m.indptr[u]!;
+  const b = m.indptr[u + 1]!;
+  return { items: m.indices.subarray(a, b), weights: m.data.subarray(a, b) };
+}
+
+function sampleUsers(held: Map<number, Int32Array>, max: number, seed: number): number[] {
+  const users = [...held.keys()].sort((a, b) => a - b);
+  if (users.length <= max) return users;
+  const rng = createRng(seed);
+  for (let i = users.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [users[i], users[j]] = [users[j]!, users[i]!];
+  }
+  return users.slice(0, max).sort((a, b) => a - b);
+}
+
+/** Decides between EASE and ALS for a training matrix under the item budget. */
+export function easeFits(matrix: Csr, cfg: FitConfig, maxEaseMinSupport: number): boolean {
+  return cfg.ease !== null && chooseMinSupport(matrix, cfg.ease.targetItems, cfg.ease.minSupport).minSupport <= maxEaseMinSupport;
+}
+
+/**
+ * Picks λ (or ALS parameters) and blend weights on a validation split carved from the training events
+ * only (the caller's test hold-out never reaches this function).
+ */
+export function searchConfig(
+  trainEvents: Interactions,
+  items: readonly (ItemMeta | undefined)[] | undefined,
+  base: FitConfig,
+  o: SearchOptions,
+  onProgress?: (fraction: number) => void,
+): SearchResult {
+  const split = holdoutSplit(trainEvents, { seed: o.seed + 1 });
+  const valEvents = selectEvents(trainEvents, split.trainIdx);
+  const matrix = buildWeightedMatrix(valEvents, base.weights);
+  const held = heldOutSets(trainEvents, split, matrix);
+  const trials: SearchTrial[] = [];
+  if (held.size < 10) return { config: base, trials, validationUsers: held.size };
+  const useEase = easeFits(matrix, base, o.maxEaseMinSupport);
+  let users = sampleUsers(held, o.maxUsers, o.seed + 2);
+  const evalUsers = (scorer: (u: number, out: Float32Array) => void): RankingMetrics =>
+    evaluateRanking(matrix, held, scorer, { users });
+  let config: FitConfig = { ...base, ease: useEase ? base.ease : null };
+  // 1. Primary collaborative model alone.
+  let best = -1;
+  let bestEase = null;
+  if (useEase && base.ease) {
+    const t0 = performance.now();
+    for (const [i, lambda] of o.lambdas.entries()) {
+      // Each fit is an O(m³) inverse: stop once another one would overrun the budget.
+      const elapsed = (performance.now() - t0) / 1000;
+      if (i > 0 && elapsed + elapsed / i > o.budgetSeconds) break;
+      const cfg: FitConfig = { ...config, ease: { ...base.ease, lambda } };
+      const ease = fitEasePart(matrix, cfg)!;
+      const w = new Float32Array(matrix.nCols).fill(1);
+      const r = evalUsers((u, out) => {
+        const h = userHistory(matrix, u);
+        easeScores(ease, h.items, w, out);
+      });
+      trials.push({ what: `ease lambda=${lambda}`, ndcgAt10: r.ndcgAt10 ?? 0 });
+      if ((r.ndcgAt10 ?? 0) > best) {
+        best = r.ndcgAt10 ?? 0;
+        config = cfg;
+        bestEase = ease;
+      }
+      onProgress?.((0.5 * (i + 1)) / o.lambdas.length);
+    }
+  } else {
+    for (const [i, g] of o.alsGrid.entries()) {
+      const cfg: FitConfig = { ...config, als: { ...base.als, ...g } };
+      const basis = fitAlsPart(matrix, cfg);
+      const x = new Float32Array(basis.k);
+      const r = evalUsers((u, out) => scoreFactors(foldInUser(basis, userHistory(matrix, u), x), basis.itemFactors, basis.k, out));
+      trials.push({ what: `als reg=${g.regularization} alpha=${g.alpha}`, ndcgAt10: r.ndcgAt10 ?? 0 });
+      if ((r.ndcgAt10 ?? 0) > best) {
+        best = r.ndcgAt10 ?? 0;
+        config = cfg;
+      }
+      onProgress?.((0.5 * (i + 1)) / o.alsGrid.length);
+    }
+  }
+  // 2. Blend weights by coordinate ascent over cached, max-scaled component scores.
+  const model = fitModel(valEvents, items, config, { needAls: useEase, withCooccurrence: false, ease: bestEase }).model;
+  const comps: Component[] = ["cf", ...(useEase ? (["als"] as const) : []), ...(model.content ? (["content"] as const) : []), "popularity"];
+  const maxUsers = Math.max(10, Math.floor(o.maxCachedFloats / (comps.length * matrix.nCols)));
+  if (users.length > maxUsers) users = users.slice(0, maxUsers);
+  const cache = new Map<number, Float32Array[]>();
+  for (const u of users) {
+    const h = userHistory(matrix, u);
+    cache.set(
+      u,
+      comps.map((c) => {
+        const v = new Float32Array(matrix.nCols);
+        componentScores(model, h, c, v);
+        let m = 0;
+        for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i]!));
+        if (m > 0) for (let i = 0; i < v.length; i++) v[i]! /= m;
+        return v;
+      }),
+    );
+  }
+  const blendScore = (bw: BlendWeights): number => {
+    const wts = comps.map((c) => bw[c]);
+    return (
+      evalUsers((u, out) => {
+        const parts = cache.get(u)!;
+        out.fill(0);
+        for (let c = 0; c < parts.length; c++) {
+          const w = wts[c]!;
+          if (w === 0) continue;
+          const p = parts[c]!;
+          for (let i = 0; i < out.length; i++) out[i]! += w * p[i]!;
+        }
+      }).ndcgAt10 ?? 0
+    );
+  };
+  let blend: BlendWeights = { cf: 1, als: 0, content: 0, popularity: 0 };
+  let blendBest = blendScore(blend);
+  const grid: Record<Component, number[]> = {
+    cf: [1],
+    als: [0, 0.1, 0.2, 0.4, 0.8],
+    content: [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3],
+    popularity: [0, 0.02, 0.05, 0.1, 0.2, 0.4],
+  };
+  for (let round = 0; round < 2; round++) {
+    for (const c of comps) {
+      for (const v of grid[c]) {
+        if (v === blend[c]) continue;
+        const candidate = { ...blend, [c]: v };
+        const s = blendScore(candidate);
+        if (s > blendBest + 1e-6) {
+          blendBest = s;
+          blend = candidate;
+        }
+      }
+    }
+    onProgress?.(0.75 + 0.25 * (round + 1) / 2);
+  }
+  trials.push({ what: `blend ${JSON.stringify(blend)}`, ndcgAt10: blendBest });
+  return { config: { ...config, blend }, trials, validationUsers: users.length };
+}

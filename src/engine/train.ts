@@ -1,0 +1,184 @@
+import { type AlsOptions, DEFAULT_ALS } from "./als";
+import type { CooccurrenceOptions } from "./cooccurrence";
+import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
+import { itemSupport } from "./ease";
+import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
+import type { Model } from "./model";
+import type { PopularityOptions } from "./popularity";
+import { createRng } from "./rng";
+import { scoreForUser } from "./scoring";
+import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
+import type { Interactions, ItemMeta, ProgressFn } from "./types";
+import { DEFAULT_WEIGHTS, selectEvents, type WeightConfig } from "./weighting";
+
+export interface TrainInput {
+  events: Interactions;
+  items?: readonly (ItemMeta | undefined)[];
+}
+
+export interface TrainOptions {
+  weights?: Partial<WeightConfig>;
+  seed?: number;
+  holdoutFraction?: number;
+  /** Pick λ / ALS parameters and blend weights on a validation split (default true). */
+  search?: boolean;
+  /** EASE item budget: rarely seen items are dropped from EASE until at most this many remain. */
+  easeTargetItems?: number;
+  /** Items need this many distinct users to enter EASE (single-user items only add noise and O(m³) cost). */
+  easeMinSupport?: number;
+  /** Seconds the λ search may spend on EASE fits. */
+  searchBudgetSeconds?: number;
+  /** Fall back to ALS when meeting the budget would drop items seen by this many users or more. */
+  maxEaseMinSupport?: number;
+  /** Entries kept per EASE row in the model (largest |b|); 0 = dense. */
+  easeKeepPerRow?: number;
+  /** EASE λ used without search, and the search grid. */
+  lambda?: number;
+  lambdas?: number[];
+  als?: Partial<AlsOptions>;
+  contentDims?: number;
+  popularity?: Partial<PopularityOptions>;
+  cooccurrence?: Partial<CooccurrenceOptions>;
+  /** Users evaluated on the hold-out (random subset beyond this, for very large tenants). */
+  maxEvalUsers?: number;
+  /** Use the C kernels when they can be built (default true). */
+  native?: boolean;
+}
+
+export interface TrainMetrics {
+  ndcgAt10: number | null;
+  recallAt20: number | null;
+  coverageAt10: number | null;
+  popularityNdcgAt10: number | null;
+  popularityRecallAt20: number | null;
+  evaluatedUsers: number;
+  note?: string;
+}
+
+export interface TrainResult {
+  model: Model;
+  metrics: TrainMetrics;
+  params: Record<string, unknown>;
+  trainingSeconds: number;
+}
+
+function baseConfig(o: TrainOptions): FitConfig {
+  return {
+    weights: { ...DEFAULT_WEIGHTS, ...o.weights },
+    ease: {
+      lambda: o.lambda ?? 200,
+      keepPerRow: 0,
+      values: "binary",
+      targetItems: o.easeTargetItems ?? 6000,
+      minSupport: o.easeMinSupport ?? 2,
+    },
+    als: { ...DEFAULT_ALS, ...o.als },
+    blend: { ...DEFAULT_BLEND },
+    contentDims: o.contentDims ?? 256,
+    popularity: o.popularity ?? {},
+    cooccurrence: o.cooccurrence ?? {},
+    native: o.native ?? true,
+  };
+}
+
+/**
+ * The training pipeline: split → search on a validation split of the training part → fit on the training
+ * part and measure on the hold-out (against popularity) → refit the chosen configuration on all events,
+ * which is the model returned. Pure apart from the progress callback, so it runs unchanged in a Worker.
+ */
+export function trainModel(input: TrainInput, options: TrainOptions = {}, onProgress?: ProgressFn): TrainResult {
+  const started = performance.now();
+  const report = (stage: string, pct: number) => onProgress?.(stage, Math.max(0, Math.min(100, Math.round(pct))));
+  const seed = options.seed ?? 42;
+  const { events, items } = input;
+  let config = baseConfig(options);
+  report("split", 0);
+  const split = holdoutSplit(events, { seed, fraction: options.holdoutFraction ?? 0.2 });
+  const trainEvents = selectEvents(events, split.trainIdx);
+  const searchOpts: SearchOptions = {
+    seed,
+    lambdas: options.lambdas ?? [200, 500, 100, 1000],
+    alsGrid: [
+      { regularization: 0.1, alpha: 10 },
+      { regularization: 0.1, alpha: 40 },
+      { regularization: 1, alpha: 10 },
+    ],
+    maxEaseMinSupport: options.maxEaseMinSupport ?? 3,
+    maxUsers: 2000,
+    budgetSeconds: options.searchBudgetSeconds ?? 30,
+    maxCachedFloats: 60_000_000,
+  };
+  let trials: unknown[] = [];
+  if (options.search !== false) {
+    report("search", 2);
+    const found = searchConfig(trainEvents, items, config, searchOpts, (f) => report("search", 2 + 48 * f));
+    config = found.config;
+    trials = found.trials;
+  }
+  report("evaluate", 50);
+  const evalFit = fitModel(trainEvents, items, config, { needAls: false, withCooccurrence: false }, (s, f) =>
+    report(`evaluate:${s}`, 50 + 20 * f),
+  );
+  if (!easeFits(evalFit.matrix, config, searchOpts.maxEaseMinSupport)) config = { ...config, ease: null };
+  const metrics = evaluateModel(evalFit.model, evalFit.matrix, events, split, options.maxEvalUsers ?? 5000, seed);
+  report("refit", 75);
+  const params: Record<string, unknown> = {
+    primary: evalFit.model.ease ? "ease" : "als",
+    lambda: config.ease?.lambda ?? null,
+    easeTargetItems: config.ease?.targetItems ?? null,
+    als: config.als,
+    blend: config.blend,
+    weights: config.weights,
+    contentDims: config.contentDims,
+    seed,
+    holdout: { fraction: options.holdoutFraction ?? 0.2, minInteractions: 5, unit: "user-item pair", seed },
+    searchTrials: trials,
+    refitOnAllData: true,
+  };
+  const finalCfg: FitConfig = { ...config, ease: config.ease ? { ...config.ease, keepPerRow: options.easeKeepPerRow ?? 0 } : null };
+  const final = fitModel(events, items, finalCfg, { needAls: true, withCooccurrence: true, params }, (s, f) =>
+    report(`refit:${s}`, 75 + 24 * f),
+  );
+  report("done", 100);
+  return { model: final.model, metrics, params, trainingSeconds: (performance.now() - started) / 1000 };
+}
+
+function evaluateModel(
+  model: Model,
+  train: import("./sparse").Csr,
+  events: Interactions,
+  split: ReturnType<typeof holdoutSplit>,
+  maxUsers: number,
+  seed: number,
+): TrainMetrics {
+  const held = heldOutSets(events, split, train);
+  let users = [...held.keys()].sort((a, b) => a - b);
+  if (users.length > maxUsers) {
+    const rng = createRng(seed + 3);
+    users = users
+      .map((u) => [u, rng()] as const)
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, maxUsers)
+      .map(([u]) => u)
+      .sort((a, b) => a - b);
+  }
+  const r = evaluateRanking(train, held, (u, out) => scoreForUser(model, userHistory(train, u), out), {
+    users,
+    minUsers: MIN_EVALUABLE_USERS,
+  });
+  // The baseline is plain distinct-user counts on the training part, as in the published reference figures.
+  const pop = itemSupport(train);
+  const p = evaluateRanking(train, held, (_u, out) => {
+    for (let i = 0; i < out.length; i++) out[i] = pop[i]!;
+  }, { users, minUsers: MIN_EVALUABLE_USERS });
+  const m: TrainMetrics = {
+    ndcgAt10: r.ndcgAt10,
+    recallAt20: r.recallAt20,
+    coverageAt10: r.coverageAt10,
+    popularityNdcgAt10: p.ndcgAt10,
+    popularityRecallAt20: p.recallAt20,
+    evaluatedUsers: r.evaluatedUsers,
+  };
+  if (r.note) m.note = r.note;
+  return m;
+}
