@@ -55,7 +55,7 @@ export function denseHistory(table: ItemTable, history: UserHistory): TypedHisto
   return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
 }
 
-/** Min-max scales `raw` over eligible items into a new array (0 for ineligible or non-finite entries). */
+/** Scales `raw` over eligible items to [0, 1] into a new array (0 for ineligible or non-finite entries). */
 export function scaled(
   raw: ArrayLike<number>,
   eligible: Uint8Array,
@@ -72,16 +72,15 @@ export function scaled(
     if (v > max) max = v;
   }
   const out = new Float32Array(n);
-  if (!(max > min)) {
-    // A flat signal ranks nothing; keep it 0 unless it is uniformly positive.
-    if (max > 0) for (let i = 0; i < n; i++) if (eligible[i] === 1) out[i] = 1;
-    return out;
-  }
-  const span = max - min;
+  if (!(max > 0)) return out;
+  // Non-negative signals scale by their maximum, so near-equal values stay near-equal; signed ones
+  // (dot products) need the shift.
+  const floor = min >= 0 ? 0 : min;
+  const span = max - floor;
   for (let i = 0; i < n; i++) {
     if (eligible[i] !== 1) continue;
     const v = transform ? transform(raw[i]!) : raw[i]!;
-    out[i] = Number.isFinite(v) ? (v - min) / span : 0;
+    out[i] = Number.isFinite(v) ? Math.max(0, (v - floor) / span) : 0;
   }
   return out;
 }
@@ -120,9 +119,10 @@ export function catalogueSimilarity(table: ItemTable, source: number): Float32Ar
   const brand = table.brands[source];
   for (let i = 0; i < n; i++) {
     let s = 0;
+    // Same category outranks same brand elsewhere in the parent category (0.6 > 0.2 + 0.3).
     if (table.categories[i] === category) s += 0.6;
-    else if (inParent?.(table.categories[i]!)) s += 0.3;
-    if (brand !== null && brand !== undefined && table.brands[i] === brand) s += 0.4;
+    else if (inParent?.(table.categories[i]!)) s += 0.2;
+    if (brand !== null && brand !== undefined && table.brands[i] === brand) s += 0.3;
     out[i] = s;
   }
   out[source] = 0;
