@@ -5,7 +5,17 @@ import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
 import { createLogger } from "./shared/logger";
 
+/** How long SIGTERM waits for in-flight requests before closing their connections. */
+const SHUTDOWN_GRACE_MS = 25_000;
+
 async function main(): Promise<void> {
+  if (process.argv.includes("--self-check")) {
+    // Loaded only here so a normal start does not open a second, throw-away database.
+    const { runSelfCheck } = await import("./modules/ops/self-check");
+    const report = await runSelfCheck();
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    process.exit(report.ok ? 0 : 1);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -38,8 +48,18 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info("shutting down", { signal });
-    // Stop accepting connections and let in-flight requests finish before closing the store.
-    await server?.stop(false);
+    deps.readiness.markStopping();
+    // Stop accepting connections and let in-flight requests finish before closing the store; a request
+    // still running after the grace period has its connection closed so the process can exit.
+    const drained = server?.stop(false).then(() => "drained" as const);
+    const outcome = await Promise.race([
+      drained,
+      Bun.sleep(SHUTDOWN_GRACE_MS).then(() => "timeout" as const),
+    ]);
+    if (outcome === "timeout") {
+      logger.warn("in-flight requests outlived the shutdown grace period", { graceMs: SHUTDOWN_GRACE_MS });
+      await server?.stop(true);
+    }
     await deps.stop();
     logger.info("stopped");
     process.exit(0);

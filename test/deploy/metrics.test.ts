@@ -29,9 +29,13 @@ describe("GET /metrics", () => {
     expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4");
     expect(sample(res.text, series)).toBeGreaterThanOrEqual(previous + 2);
     expect(res.text).toContain("# TYPE http_request_duration_seconds histogram");
-    const inf = 'http_request_duration_seconds_bucket{method="GET",route="/health",status_class="2xx",le="+Inf"}';
+    const inf =
+      'http_request_duration_seconds_bucket{method="GET",route="/health",status_class="2xx",le="+Inf"}';
     expect(sample(res.text, inf)).toBe(
-      sample(res.text, 'http_request_duration_seconds_count{method="GET",route="/health",status_class="2xx"}'),
+      sample(
+        res.text,
+        'http_request_duration_seconds_count{method="GET",route="/health",status_class="2xx"}',
+      ),
     );
   });
 
@@ -128,7 +132,8 @@ describe("GET /metrics protection", () => {
         token: undefined,
         caller: { authorization: null, peerAddress, forwarded: false },
       });
-    for (const local of ["127.0.0.1", "::1", "::ffff:127.0.0.1", null]) expect(() => allow(local)).not.toThrow();
+    for (const local of ["127.0.0.1", "::1", "::ffff:127.0.0.1", null])
+      expect(() => allow(local)).not.toThrow();
     for (const remote of ["10.0.0.5", "192.168.1.20", "2001:db8::1", "::ffff:10.0.0.5"]) {
       expect(() => allow(remote)).toThrow(AppError);
     }
