@@ -11,11 +11,16 @@ export interface SecurityCheckOptions {
   query?: RequestOptions["query"];
   /** JWT-only routes answer INVALID_TOKEN when no bearer token is sent. */
   jwtOnly?: boolean;
+  /** API-key-only routes answer INVALID_API_KEY even to a bearer token. */
+  keyOnly?: boolean;
 }
 
 const GARBAGE_KEY = `sk_live_${"0".repeat(40)}`;
 
-/** No credentials → 401 (INVALID_API_KEY, or INVALID_TOKEN on JWT-only routes); a garbage key or token → 401. */
+/**
+ * No credentials → 401 INVALID_API_KEY (INVALID_TOKEN on JWT-only routes); a garbage token → 401 INVALID_TOKEN
+ * (INVALID_API_KEY on key-only routes); a garbage key → 401 INVALID_API_KEY.
+ */
 export async function expectAuthRequired(
   ctx: TestContext,
   method: string,
@@ -29,7 +34,7 @@ export async function expectAuthRequired(
 
   const garbageToken = await ctx.request(method, path, { ...base, token: "not.a.jwt" });
   expect(garbageToken.status).toBe(401);
-  expect(garbageToken.body.errorCode).toBe("INVALID_TOKEN");
+  expect(garbageToken.body.errorCode).toBe(opts.keyOnly ? "INVALID_API_KEY" : "INVALID_TOKEN");
 
   if (!opts.jwtOnly) {
     const garbage = await ctx.request(method, path, { ...base, apiKey: GARBAGE_KEY });

@@ -53,7 +53,11 @@ describe("e-mail verification", () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ message: expect.any(String), emailVerified: true });
     const me = await ctx.request("GET", "/api/v1/system-users/me", { token: tenant.token });
-    expect(me.body).toMatchObject({ emailVerified: true, gracePeriodEndsAt: null, gracePeriodDaysLeft: null });
+    expect(me.body).toMatchObject({
+      emailVerified: true,
+      gracePeriodEndsAt: null,
+      gracePeriodDaysLeft: null,
+    });
     const again = await ctx.request("GET", "/api/v1/auth/verify-email", { query: { token } });
     expect(again.status).toBe(404);
     expect(again.body.errorCode).toBe("NOT_FOUND");
@@ -93,7 +97,9 @@ describe("e-mail verification", () => {
     const second = latestVerificationToken(ctx, tenant.email);
     expect(second).not.toBe(first);
     expect(ctx.logs.some((line) => line.includes(second) && line.includes('"level":"info"'))).toBe(true);
-    const tooSoon = await ctx.request("POST", "/api/v1/auth/send-verification-email", { token: tenant.token });
+    const tooSoon = await ctx.request("POST", "/api/v1/auth/send-verification-email", {
+      token: tenant.token,
+    });
     expect(tooSoon.status).toBe(429);
     expect(tooSoon.headers.get("retry-after")).toBeTruthy();
   });
@@ -102,11 +108,15 @@ describe("e-mail verification", () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
     await expectAuthRequired(ctx, "POST", "/api/v1/auth/send-verification-email", { jwtOnly: true });
-    const withKey = await ctx.request("POST", "/api/v1/auth/send-verification-email", { apiKey: tenant.apiKey });
+    const withKey = await ctx.request("POST", "/api/v1/auth/send-verification-email", {
+      apiKey: tenant.apiKey,
+    });
     expect(withKey.status).toBe(401);
     const token = latestVerificationToken(ctx, tenant.email);
     await ctx.request("GET", "/api/v1/auth/verify-email", { query: { token } });
-    const verified = await ctx.request("POST", "/api/v1/auth/send-verification-email", { token: tenant.token });
+    const verified = await ctx.request("POST", "/api/v1/auth/send-verification-email", {
+      token: tenant.token,
+    });
     expect(verified.status).toBe(409);
   });
 });
