@@ -1,0 +1,43 @@
+import { eq } from "drizzle-orm";
+import { endUsers, ingestionJobs, interactions, models, products, trainingJobs } from "../../db/schema";
+import type { AppDeps } from "../../deps";
+import type { TenantContext } from "../../http/auth";
+import { AppError } from "../../shared/errors";
+import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/registry";
+import { FREE_PLAN } from "../plans/catalog";
+import { countAccountData } from "./counts";
+import type { ResetResultType } from "./schemas";
+
+/**
+ * Deletes the account's experimental data in one transaction: products, end users (their interactions,
+ * searches, orders and recommendation logs go with them), models (with artifacts) and jobs.
+ */
+export async function resetSandbox({
+  ctx,
+  deps,
+}: {
+  ctx: TenantContext;
+  deps: Pick<AppDeps, "database" | "logger">;
+}): Promise<ResetResultType> {
+  if (ctx.account.plan !== FREE_PLAN) {
+    throw new AppError("FREE_PLAN_ONLY", "Only FREE-plan accounts can reset their data through the sandbox");
+  }
+  const accountId = ctx.accountId;
+  const deleted = await deps.database.db.transaction(async (tx) => {
+    const counts = await countAccountData(deps, accountId, tx, true);
+    await tx.delete(interactions).where(eq(interactions.accountId, accountId));
+    await tx.delete(endUsers).where(eq(endUsers.accountId, accountId));
+    await tx.delete(products).where(eq(products.accountId, accountId));
+    await tx.delete(models).where(eq(models.accountId, accountId));
+    await tx.delete(trainingJobs).where(eq(trainingJobs.accountId, accountId));
+    await tx.delete(ingestionJobs).where(eq(ingestionJobs.accountId, accountId));
+    return counts;
+  });
+  // Every process drops the account's served model snapshot.
+  await deps.database
+    .notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify({ accountId, modelId: null }))
+    .catch((error: unknown) =>
+      deps.logger.warn("could not announce the sandbox reset", { error, accountId }),
+    );
+  return { deleted, resetAt: new Date().toISOString() };
+}
