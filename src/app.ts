@@ -14,6 +14,7 @@ import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
+import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
 
@@ -59,7 +60,8 @@ export function createApp(deps: AppDeps) {
     .use(healthAuthModule(deps))
     .use(plansModule(deps))
     .use(usageModule(deps))
-    .use(billingModule(deps));
+    .use(billingModule(deps))
+    .use(sandboxModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;
