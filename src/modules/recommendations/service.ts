@@ -33,7 +33,7 @@ export class RecommendationService {
   private unsubscribe: (() => void)[] = [];
 
   constructor(
-    database: Database,
+    private readonly database: Database,
     logger: Logger,
     private readonly snapshots: SnapshotSource | undefined,
   ) {
@@ -45,7 +45,7 @@ export class RecommendationService {
   /** What a request ranks over: the published model's snapshot, else the product rows. */
   async view(accountId: number): Promise<ServingView> {
     const snapshot = await this.snapshots?.getSnapshot(accountId);
-    if (snapshot !== undefined) return snapshotView(snapshot);
+    if (snapshot !== undefined) return snapshotView(snapshot, this.database);
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 

@@ -1,0 +1,139 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { sharedTestContext, type TestContext } from "../helpers/context";
+import { registerTenant, type Tenant } from "../helpers/tenant";
+import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
+import { deleteProduct, ids, interact } from "./fixtures";
+
+const QUERY = "/api/v1/recommendations/personalized/query";
+
+let ctx: TestContext;
+let tenant: Tenant;
+
+/** One trained tenant for the suite: 4 categories × 10 products, users who favour one category. */
+beforeAll(async () => {
+  ctx = await sharedTestContext();
+  tenant = await registerTenant(ctx);
+  await generateTenant(ctx, tenant.accountId, { users: 60, interactionsPerUser: 15 });
+  const job = await trainAndWait(ctx, tenant.apiKey, FAST_TRAINING);
+  expect(job.status).toBe("completed");
+}, 180_000);
+
+const category = (externalId: string): string => externalId.split("-")[1]!;
+
+describe("recommendations with a trained model", () => {
+  test("a user created after training is personalised from their first interaction", async () => {
+    const user = `newbie-${crypto.randomUUID()}`;
+    const body = { external_user_id: user, limit: 5, include_explanation: true };
+    const cold = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    expect(cold.status).toBe(200);
+    await interact(ctx, tenant, user, "p-2-0", "PURCHASE");
+    await interact(ctx, tenant, user, "p-2-1", "CART");
+    const warm = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    expect(warm.status).toBe(200);
+    expect(ids(warm.body)).not.toEqual(ids(cold.body));
+    expect(ids(warm.body)).not.toContain("p-2-0");
+    expect(ids(warm.body)).not.toContain("p-2-1");
+    const inCategory = ids(warm.body).filter((id) => category(id) === "2").length;
+    expect(inCategory).toBeGreaterThanOrEqual(3);
+    const first = warm.body.items[0];
+    expect(["personalized", "content_based", "trending"]).toContain(first.source);
+    expect(first.explanation.length).toBeGreaterThan(5);
+  });
+
+  test("every strategy answers a full page and leaves out what the user touched", async () => {
+    for (const strategy of ["hybrid", "collab", "content_based", "popularity"]) {
+      const res = await ctx.request("POST", QUERY, {
+        apiKey: tenant.apiKey,
+        body: {
+          external_user_id: "u-3",
+          strategy,
+          limit: 10,
+          model_variant: strategy === "hybrid" ? "diverse" : "standard",
+        },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.items).toHaveLength(10);
+      const history = await ctx.deps.recommendations.histories.get(tenant.accountId, "u-3");
+      const touched = new Set(history.events.map((e) => e.externalProductId));
+      for (const id of ids(res.body)) expect(touched.has(id)).toBe(false);
+    }
+  });
+
+  test("every item satisfies the filters", async () => {
+    const res = await ctx.request("POST", QUERY, {
+      apiKey: tenant.apiKey,
+      body: {
+        external_user_id: "filter-user",
+        limit: 50,
+        filters: {
+          logic: "and",
+          filters: [
+            { field: "category", op: "eq", value: "cat1" },
+            { field: "price", op: "lte", value: 15 },
+            { field: "brand", op: "in", value: ["brand0", "brand1"] },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+    // cat1 products 0..5 cost ≤ 15; of those, brand0/brand1 are products 0, 1, 3, 4.
+    expect(res.body.total).toBe(4);
+    expect(res.body.items).toHaveLength(4);
+    for (const id of ids(res.body)) {
+      const [, c, p] = id.split("-").map(Number) as [number, number, number];
+      expect(c).toBe(1);
+      expect(10 + p).toBeLessThanOrEqual(15);
+      expect([0, 1]).toContain(p % 3);
+    }
+  });
+
+  test("a product deleted after training never appears", async () => {
+    const before = await ctx.request("POST", QUERY, {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "cold-x", strategy: "popularity", limit: 40 },
+    });
+    const top = before.body.items[0].externalId as string;
+    await deleteProduct(ctx, tenant, top);
+    const after = await ctx.request("POST", QUERY, {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "cold-x", strategy: "popularity", limit: 40 },
+    });
+    expect(ids(after.body)).not.toContain(top);
+    const similar = await ctx.request("GET", `/api/v1/recommendations/products/external/p-0-5/similar`, {
+      apiKey: tenant.apiKey,
+    });
+    expect(ids(similar.body)).not.toContain(top);
+    const gone = await ctx.request("GET", `/api/v1/recommendations/products/external/${top}/similar`, {
+      apiKey: tenant.apiKey,
+    });
+    expect(gone.status).toBe(404);
+  });
+
+  test("similar products exclude the product itself and explain at the detailed level", async () => {
+    const res = await ctx.request("GET", "/api/v1/recommendations/products/external/p-3-2/similar", {
+      apiKey: tenant.apiKey,
+      query: { limit: 5, include_explanation: true, explanation_level: "detailed" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.items).toHaveLength(5);
+    expect(ids(res.body)).not.toContain("p-3-2");
+    for (const item of res.body.items) {
+      expect(item.source).toBe("similar");
+      expect(item.explanation).toContain("signal:");
+    }
+  });
+
+  test("cart complements exclude the cart items and come from co-occurrence", async () => {
+    const res = await ctx.request("POST", "/api/v1/recommendations/ecommerce/cart", {
+      apiKey: tenant.apiKey,
+      query: { cart_items: ["p-1-0", "p-1-1"] },
+      body: { external_user_id: "cart-user" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.items).toHaveLength(6);
+    expect(ids(res.body)).not.toContain("p-1-0");
+    expect(ids(res.body)).not.toContain("p-1-1");
+    expect(res.body.items[0].source).toBe("complementary");
+    expect(res.body.items[0].explanation).toMatch(/^Often bought together with Item [01] of category 1$/);
+  });
+});
