@@ -32,7 +32,7 @@ describe("POST /api/v1/end-users/", () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-  });
+  }, 30_000);
 
   test("a duplicate externalId is 409; invalid fields are 422", async () => {
     const ctx = await sharedTestContext();
@@ -52,13 +52,13 @@ describe("POST /api/v1/end-users/", () => {
       expect(res.status).toBe(422);
       expect(res.body.detail.length).toBeGreaterThan(0);
     }
-  });
+  }, 30_000);
 
   test("requires credentials and refuses publishable keys", async () => {
     const ctx = await sharedTestContext();
     await expectAuthRequired(ctx, "POST", "/api/v1/end-users/", { body: { externalId: "u" } });
     await expectPublishableRefused(ctx, "POST", "/api/v1/end-users/", { body: { externalId: "u" } });
-  });
+  }, 30_000);
 });
 
 describe("GET /api/v1/end-users/ and /external/{id}", () => {
@@ -80,7 +80,7 @@ describe("GET /api/v1/end-users/ and /external/{id}", () => {
     expect((await ctx.request("GET", "/api/v1/end-users/", { apiKey, query: { limit: 0 } })).status).toBe(
       422,
     );
-  });
+  }, 30_000);
 
   test("another account's end user is 404 on every route", async () => {
     const ctx = await sharedTestContext();
@@ -99,7 +99,7 @@ describe("GET /api/v1/end-users/ and /external/{id}", () => {
     const stranger = await registerTenant(ctx);
     const list = await ctx.request("GET", "/api/v1/end-users/", { apiKey: stranger.apiKey });
     expect(list.body.total).toBe(0);
-  });
+  }, 30_000);
 });
 
 describe("erasure and export", () => {
@@ -182,5 +182,5 @@ describe("erasure and export", () => {
     expect(bob.body.orders).toHaveLength(1);
     // The product itself is catalogue data, not the user's: it stays.
     expect((await ctx.request("GET", "/api/v1/products/external/p", { apiKey })).status).toBe(200);
-  });
+  }, 30_000);
 });

@@ -165,7 +165,7 @@ describe("POST /api/v1/ingestion/batch", () => {
     }
     const jobs = await ctx.request("GET", "/api/v1/ingestion/batch", { apiKey });
     expect(jobs.body).toEqual([]);
-  });
+  }, 30_000);
 
   test("a body over 10 MB is refused with 413 PAYLOAD_TOO_LARGE", async () => {
     const ctx = await sharedTestContext();
@@ -179,7 +179,7 @@ describe("POST /api/v1/ingestion/batch", () => {
     });
     expect(res.status).toBe(413);
     expect(res.body.errorCode).toBe("PAYLOAD_TOO_LARGE");
-  });
+  }, 30_000);
 
   test("requires credentials and refuses publishable keys", async () => {
     const ctx = await sharedTestContext();

@@ -33,7 +33,7 @@ describe("POST /api/v1/interactions/", () => {
       timestamp: expect.any(String),
     });
     expect((await ctx.request("GET", "/api/v1/end-users/external/u-new", { apiKey })).status).toBe(200);
-  });
+  }, 30_000);
 
   test("PURCHASE records an order and SEARCH a search, visible in the user's export", async () => {
     const ctx = await sharedTestContext();
@@ -69,7 +69,7 @@ describe("POST /api/v1/interactions/", () => {
     expect(exported.body.searches).toEqual([
       { query: "red shoes", external_product_id: "p1", timestamp: expect.any(String) },
     ]);
-  });
+  }, 30_000);
 
   test("unknown and deleted products answer 404", async () => {
     const ctx = await sharedTestContext();
@@ -83,7 +83,7 @@ describe("POST /api/v1/interactions/", () => {
     expect(res.body.errorCode).toBe("NOT_FOUND");
     // Nothing was written, not even the end user.
     expect((await ctx.request("GET", "/api/v1/end-users/external/u", { apiKey })).status).toBe(404);
-  });
+  }, 30_000);
 
   test.each([
     ["an unknown type", { interaction_type: "HUG" }, "interaction_type"],
@@ -96,17 +96,21 @@ describe("POST /api/v1/interactions/", () => {
     ],
     ["a malformed timestamp", { timestamp: "yesterday" }, "timestamp"],
     ["an unknown field", { rating: 5 }, "rating"],
-  ])("%s is a 422 naming the field", async (_label, patch, field) => {
-    const ctx = await sharedTestContext();
-    const { apiKey } = await registerTenant(ctx);
-    await withProduct(ctx, apiKey);
-    const res = await ctx.request("POST", "/api/v1/interactions/", {
-      apiKey,
-      body: { external_user_id: "u", external_product_id: "p1", interaction_type: "VIEW", ...patch },
-    });
-    expect(res.status).toBe(422);
-    expect(res.body.detail.some((d: { loc: string[] }) => d.loc.includes(field))).toBe(true);
-  });
+  ])(
+    "%s is a 422 naming the field",
+    async (_label, patch, field) => {
+      const ctx = await sharedTestContext();
+      const { apiKey } = await registerTenant(ctx);
+      await withProduct(ctx, apiKey);
+      const res = await ctx.request("POST", "/api/v1/interactions/", {
+        apiKey,
+        body: { external_user_id: "u", external_product_id: "p1", interaction_type: "VIEW", ...patch },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail.some((d: { loc: string[] }) => d.loc.includes(field))).toBe(true);
+    },
+    30_000,
+  );
 
   test("a publishable key with interactions:write may record from its allowed origin; others may not", async () => {
     const ctx = await sharedTestContext();
@@ -142,7 +146,7 @@ describe("POST /api/v1/interactions/", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.errorCode).toBe("INSUFFICIENT_SCOPE");
     await expectAuthRequired(ctx, "POST", "/api/v1/interactions/", { body });
-  });
+  }, 30_000);
 
   test("another account's product cannot be referenced (404)", async () => {
     const ctx = await sharedTestContext();
@@ -154,7 +158,7 @@ describe("POST /api/v1/interactions/", () => {
       body: { external_user_id: "u", external_product_id: "theirs", interaction_type: "VIEW" },
     });
     expect(res.status).toBe(404);
-  });
+  }, 30_000);
 });
 
 describe("GET /api/v1/interactions/", () => {
@@ -178,7 +182,7 @@ describe("GET /api/v1/interactions/", () => {
     const stranger = await registerTenant(ctx);
     const theirs = await ctx.request("GET", "/api/v1/interactions/", { apiKey: stranger.apiKey });
     expect(theirs.body).toEqual({ items: [], total: 0, skip: 0, limit: 100 });
-  });
+  }, 30_000);
 
   test("bad paging is 422; credentials are required; publishable keys are refused", async () => {
     const ctx = await sharedTestContext();
@@ -188,5 +192,5 @@ describe("GET /api/v1/interactions/", () => {
     ).toBe(422);
     await expectAuthRequired(ctx, "GET", "/api/v1/interactions/");
     await expectPublishableRefused(ctx, "GET", "/api/v1/interactions/");
-  });
+  }, 30_000);
 });

@@ -35,7 +35,7 @@ describe("POST /api/v1/products/", () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-  });
+  }, 30_000);
 
   test("a live externalId answers 409 CONFLICT", async () => {
     const ctx = await sharedTestContext();
@@ -46,7 +46,7 @@ describe("POST /api/v1/products/", () => {
     const again = await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("dup") });
     expect(again.status).toBe(409);
     expect(again.body.errorCode).toBe("CONFLICT");
-  });
+  }, 30_000);
 
   test("re-creating a soft-deleted externalId revives it with the new fields", async () => {
     const ctx = await sharedTestContext();
@@ -62,7 +62,7 @@ describe("POST /api/v1/products/", () => {
     const got = await ctx.request("GET", "/api/v1/products/external/phoenix", { apiKey });
     expect(got.status).toBe(200);
     expect(got.body.price).toBe(5);
-  });
+  }, 30_000);
 
   test.each([
     ["price 0", { price: 0 }, "price"],
@@ -71,17 +71,21 @@ describe("POST /api/v1/products/", () => {
     ["category over 50 chars", { category: "c".repeat(51) }, "category"],
     ["externalId over 255 chars", { externalId: "e".repeat(256) }, "externalId"],
     ["unknown field", { colour: "red" }, "colour"],
-  ])("%s is a 422 with detail naming the field", async (_label, patch, field) => {
-    const ctx = await sharedTestContext();
-    const { apiKey } = await registerTenant(ctx);
-    const res = await ctx.request("POST", "/api/v1/products/", {
-      apiKey,
-      body: { ...product("bad"), ...patch },
-    });
-    expect(res.status).toBe(422);
-    expect(res.body.errorCode).toBe("VALIDATION_ERROR");
-    expect(res.body.detail.some((d: { loc: string[] }) => d.loc.includes(field))).toBe(true);
-  });
+  ])(
+    "%s is a 422 with detail naming the field",
+    async (_label, patch, field) => {
+      const ctx = await sharedTestContext();
+      const { apiKey } = await registerTenant(ctx);
+      const res = await ctx.request("POST", "/api/v1/products/", {
+        apiKey,
+        body: { ...product("bad"), ...patch },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.errorCode).toBe("VALIDATION_ERROR");
+      expect(res.body.detail.some((d: { loc: string[] }) => d.loc.includes(field))).toBe(true);
+    },
+    30_000,
+  );
 
   test("missing required fields are a 422 listing them", async () => {
     const ctx = await sharedTestContext();
@@ -90,13 +94,13 @@ describe("POST /api/v1/products/", () => {
     expect(res.status).toBe(422);
     const fields = res.body.detail.map((d: { loc: string[] }) => d.loc.at(-1));
     expect(fields).toEqual(expect.arrayContaining(["name", "price", "category"]));
-  });
+  }, 30_000);
 
   test("requires credentials and refuses publishable keys", async () => {
     const ctx = await sharedTestContext();
     await expectAuthRequired(ctx, "POST", "/api/v1/products/", { body: product("x") });
     await expectPublishableRefused(ctx, "POST", "/api/v1/products/", { body: product("x") });
-  });
+  }, 30_000);
 });
 
 describe("GET /api/v1/products/", () => {
@@ -117,7 +121,7 @@ describe("GET /api/v1/products/", () => {
     // LIKE wildcards in the filter are plain characters.
     expect(await names("a_b")).toEqual(["a_b"]);
     expect(await names("a%b")).toEqual(["a%b/c"]);
-  });
+  }, 30_000);
 
   test("answers the pagination envelope with skip/limit and leaves out deleted products", async () => {
     const ctx = await sharedTestContext();
@@ -133,7 +137,7 @@ describe("GET /api/v1/products/", () => {
     expect(res.body.items.map((p: { externalId: string }) => p.externalId)).toEqual(["p2", "p3"]);
     const defaults = await ctx.request("GET", "/api/v1/products/", { apiKey });
     expect(defaults.body).toMatchObject({ skip: 0, limit: 100, total: 4 });
-  });
+  }, 30_000);
 
   test("limit outside 1..1000 and negative skip are 422", async () => {
     const ctx = await sharedTestContext();
@@ -142,7 +146,7 @@ describe("GET /api/v1/products/", () => {
       const res = await ctx.request("GET", "/api/v1/products/", { apiKey, query });
       expect(res.status).toBe(422);
     }
-  });
+  }, 30_000);
 
   test("lists only the caller's products", async () => {
     const ctx = await sharedTestContext();
@@ -153,7 +157,7 @@ describe("GET /api/v1/products/", () => {
     expect(res.body).toEqual({ items: [], total: 0, skip: 0, limit: 100 });
     await expectAuthRequired(ctx, "GET", "/api/v1/products/");
     await expectPublishableRefused(ctx, "GET", "/api/v1/products/");
-  });
+  }, 30_000);
 });
 
 describe("/api/v1/products/external/{external_id}", () => {
@@ -195,7 +199,7 @@ describe("/api/v1/products/external/{external_id}", () => {
       (await ctx.request("PUT", path, { apiKey, body: { name: "x", price: 1, category: "c" } })).status,
     ).toBe(404);
     expect((await ctx.request("DELETE", path, { apiKey })).status).toBe(404);
-  });
+  }, 30_000);
 
   test("unknown products answer 404 NOT_FOUND; a bad update body is 422", async () => {
     const ctx = await sharedTestContext();
@@ -214,7 +218,7 @@ describe("/api/v1/products/external/{external_id}", () => {
       body: { externalId: "p", name: "x", price: 1, category: "c" },
     });
     expect(withId.status).toBe(422);
-  });
+  }, 30_000);
 
   test("another account's product is 404 on every route; credentials are required", async () => {
     const ctx = await sharedTestContext();
@@ -229,5 +233,5 @@ describe("/api/v1/products/external/{external_id}", () => {
     await expectAuthRequired(ctx, "GET", path);
     await expectAuthRequired(ctx, "DELETE", path);
     await expectPublishableRefused(ctx, "PUT", path, { body: { name: "x", price: 1, category: "c" } });
-  });
+  }, 30_000);
 });
