@@ -45,15 +45,18 @@ async function main(): Promise<number> {
   const results: PartResult[] = [];
   for (const name of args.parts) {
     const part = PARTS.find((p) => p.name === name)!;
+    const started = performance.now();
     const ctx: BenchContext = {
       size: args.size,
       repoRoot,
       datasetsDir: args.datasetsDir,
       postgresAdminUrl: args.postgresAdminUrl,
-      log: (message) => process.stderr.write(`  [${name}] ${message}\n`),
+      log: (message) =>
+        process.stderr.write(
+          `  [${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`,
+        ),
     };
     out(`\n# ${name}: ${part.description}`);
-    const started = performance.now();
     let result: PartResult;
     try {
       const output = await part.run(ctx);

@@ -36,7 +36,7 @@ export const trainingPart: BenchPart = {
   description: "training seconds and seconds per million interactions on synthetic data (linearity check)",
   async run(ctx: BenchContext): Promise<PartOutput> {
     const sizes = bySize(ctx.size, {
-      smoke: [10_000, 20_000],
+      smoke: [5_000, 10_000],
       default: [100_000, 1_000_000],
       full: [100_000, 1_000_000, 10_000_000],
     });
