@@ -1,0 +1,101 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "../../src/config";
+import { childEnv, MAIN, PROJECT_ROOT } from "../deploy/support/server-process";
+
+const dir = mkdtempSync(join(tmpdir(), "rs-config-"));
+const aFile = join(dir, "a-file.pem");
+writeFileSync(aFile, "not really a certificate");
+const secret = "config-test-secret-config-test-secret-0123456789";
+const base = { DATA_DIR: join(dir, "data"), JWT_SECRET: secret };
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const settingOf = (env: Record<string, string>): string | undefined => {
+  try {
+    loadConfig({ ...base, ...env });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfigError) return error.setting;
+    throw error;
+  }
+};
+
+describe("settings", () => {
+  test("the defaults give a working configuration", () => {
+    const config = loadConfig(base);
+    expect(config.port).toBe(8000);
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.tls).toBeUndefined();
+    expect(config.publicBaseUrl).toBe("http://localhost:8000");
+    expect(config.paymentProvider).toBe("local");
+    expect(config.logLevel).toBe("info");
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  const bad: [string, Record<string, string>][] = [
+    ["PORT", { PORT: "eighty" }],
+    ["PORT", { PORT: "70000" }],
+    ["DATABASE_URL", { DATABASE_URL: "mysql://localhost/db" }],
+    ["DATABASE_URL", { DATABASE_URL: "not a url" }],
+    ["REDIS_URL", { REDIS_URL: "http://localhost:6379" }],
+    ["TLS_KEY_FILE", { TLS_CERT_FILE: aFile }],
+    ["TLS_CERT_FILE", { TLS_KEY_FILE: aFile }],
+    ["TLS_CERT_FILE", { TLS_CERT_FILE: join(dir, "missing.pem"), TLS_KEY_FILE: aFile }],
+    ["TLS_KEY_FILE", { TLS_CERT_FILE: aFile, TLS_KEY_FILE: join(dir, "missing.key") }],
+    ["JWT_SECRET", { JWT_SECRET: "too-short" }],
+    ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "ftp://example.com" }],
+    ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "example.com" }],
+    ["ADMIN_EMAILS", { ADMIN_EMAILS: "ops@example.com,not-an-email" }],
+    ["SMTP_URL", { SMTP_URL: "http://mail.example.com" }],
+    ["PLANS_FILE", { PLANS_FILE: join(dir, "no-such-plans.json") }],
+    ["PAYMENT_PROVIDER", { PAYMENT_PROVIDER: "paypal" }],
+    ["MERCADOPAGO_ACCESS_TOKEN", { PAYMENT_PROVIDER: "mercadopago" }],
+    ["LOG_LEVEL", { LOG_LEVEL: "loud" }],
+    ["JWT_TTL_SECONDS", { JWT_TTL_SECONDS: "10" }],
+    ["JOB_CONCURRENCY", { JOB_CONCURRENCY: "-1" }],
+    ["TRAININGS_PER_DAY", { TRAININGS_PER_DAY: "0" }],
+    ["DATA_DIR", { DATA_DIR: join(aFile, "inside-a-file") }],
+  ];
+  for (const [setting, env] of bad) {
+    test(`a bad ${setting} (${JSON.stringify(env).replaceAll(dir, "…")}) stops start-up naming ${setting}`, () => {
+      expect(settingOf(env)).toBe(setting);
+    });
+  }
+
+  test("the error message names the setting and says what is wrong", () => {
+    expect(() => loadConfig({ ...base, LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL.*debug, info/);
+  });
+
+  test("a generated JWT secret is kept under DATA_DIR and reused on the next start", () => {
+    const dataDir = join(dir, "generated");
+    const first = loadConfig({ DATA_DIR: dataDir });
+    const second = loadConfig({ DATA_DIR: dataDir });
+    expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32);
+    expect(Buffer.from(second.jwtSecret).equals(Buffer.from(first.jwtSecret))).toBe(true);
+  });
+});
+
+describe("bun run src/main.ts with a bad setting", () => {
+  for (const [setting, env] of [
+    ["PORT", { PORT: "eighty" }],
+    ["JWT_SECRET", { JWT_SECRET: "short" }],
+    ["DATABASE_URL", { DATABASE_URL: "mysql://localhost/db" }],
+  ] as const) {
+    test(`exits non-zero with a message naming ${setting}, before opening anything`, async () => {
+      const proc = Bun.spawn([process.execPath, MAIN], {
+        cwd: PROJECT_ROOT,
+        env: childEnv({ ...base, ...env }),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+      expect(code).not.toBe(0);
+      expect(stderr).toContain(setting);
+      expect(stderr).not.toContain("    at ");
+    }, 60_000);
+  }
+});
