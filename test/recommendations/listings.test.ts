@@ -1,0 +1,136 @@
+import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { sharedTestContext } from "../helpers/context";
+import { expectAuthRequired } from "../helpers/security";
+import { catalogue, createShop, deleteProduct, ids, interact } from "./fixtures";
+
+const CATEGORY = "/api/v1/recommendations/category";
+const similar = (id: string) => `/api/v1/recommendations/products/external/${id}/similar`;
+
+describe("GET /recommendations/category/{category}", () => {
+  test("includes sub-categories, plain or %2F-encoded, and sorts by popularity by default", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, byId } = await createShop(ctx);
+    await interact(ctx, tenant, "a", "p7", "PURCHASE");
+    const res = await ctx.request("GET", `${CATEGORY}/electronics`, { apiKey: tenant.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(12);
+    expect(res.body.limit).toBe(100);
+    expect(res.body.items[0].externalId).toBe("p7");
+    for (const id of ids(res.body)) expect(byId.get(id)!.category.startsWith("electronics/")).toBe(true);
+    const plain = await ctx.request("GET", `${CATEGORY}/electronics/phones`, { apiKey: tenant.apiKey });
+    const encoded = await ctx.request("GET", `${CATEGORY}/electronics%2Fphones`, { apiKey: tenant.apiKey });
+    expect(plain.status).toBe(200);
+    expect(plain.body.total).toBe(6);
+    expect(ids(encoded.body)).toEqual(ids(plain.body));
+  });
+
+  test("sorts by price both ways and by mean rating, and pages", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, byId } = await createShop(ctx);
+    const asc = await ctx.request("GET", `${CATEGORY}/books`, {
+      apiKey: tenant.apiKey,
+      query: { sort_by: "price_asc" },
+    });
+    const prices = ids(asc.body).map((id) => byId.get(id)!.price);
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+    const desc = await ctx.request("GET", `${CATEGORY}/books`, {
+      apiKey: tenant.apiKey,
+      query: { sort_by: "price_desc" },
+    });
+    expect(ids(desc.body)).toEqual([...ids(asc.body)].reverse());
+    await interact(ctx, tenant, "r1", "p3", "RATING", 2);
+    await interact(ctx, tenant, "r1", "p4", "RATING", 5);
+    await interact(ctx, tenant, "r2", "p4", "RATING", 4);
+    const rated = await ctx.request("GET", `${CATEGORY}/books`, {
+      apiKey: tenant.apiKey,
+      query: { sort_by: "rating" },
+    });
+    expect(ids(rated.body).slice(0, 2)).toEqual(["p4", "p3"]);
+    expect(rated.body.items[0].score).toBe(4.5);
+    const page = await ctx.request("GET", `${CATEGORY}/books`, {
+      apiKey: tenant.apiKey,
+      query: { sort_by: "price_asc", skip: 2, limit: 3 },
+    });
+    expect(ids(page.body)).toEqual(ids(asc.body).slice(2, 5));
+    expect(page.body.total).toBe(asc.body.total);
+  });
+
+  test("deleted products and other tenants' products are not listed; bad sort is 422", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(10));
+    const other = await createShop(ctx, [
+      { externalId: "x1", name: "X", price: 3, category: "books/fiction" },
+    ]);
+    await deleteProduct(ctx, tenant, "p3");
+    const res = await ctx.request("GET", `${CATEGORY}/books`, { apiKey: tenant.apiKey });
+    expect(ids(res.body)).not.toContain("p3");
+    expect(ids(res.body)).not.toContain("x1");
+    expect(ids(res.body).sort()).toEqual(["p4", "p8", "p9"]);
+    const bad = await ctx.request("GET", `${CATEGORY}/books`, {
+      apiKey: other.tenant.apiKey,
+      query: { sort_by: "nope" },
+    });
+    expect(bad.status).toBe(422);
+    await expectAuthRequired(ctx, "GET", `${CATEGORY}/books`);
+  });
+});
+
+describe("GET /recommendations/products/external/{id}/similar without a model", () => {
+  test("lists related products without the product itself", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, byId } = await createShop(ctx);
+    const res = await ctx.request("GET", similar("p1"), {
+      apiKey: tenant.apiKey,
+      query: { limit: 5, include_explanation: true },
+    });
+    expect(res.status).toBe(200);
+    expect(ids(res.body)).not.toContain("p1");
+    expect(res.body.items).toHaveLength(5);
+    expect(byId.get(res.body.items[0].externalId)!.category).toBe("electronics/phones");
+    expect(res.body.items[0].explanation).toContain("Product 1");
+  });
+
+  test("unknown, deleted and other tenants' products answer 404", async () => {
+    const ctx = await sharedTestContext();
+    const a = await createShop(ctx, catalogue(4));
+    const b = await createShop(ctx, [{ externalId: "b1", name: "B", price: 3, category: "books/fiction" }]);
+    expect((await ctx.request("GET", similar("nope"), { apiKey: a.tenant.apiKey })).status).toBe(404);
+    expect((await ctx.request("GET", similar("b1"), { apiKey: a.tenant.apiKey })).status).toBe(404);
+    await deleteProduct(ctx, a.tenant, "p2");
+    const deleted = await ctx.request("GET", similar("p2"), { apiKey: a.tenant.apiKey });
+    expect(deleted.status).toBe(404);
+    expect(deleted.body.errorCode).toBe("NOT_FOUND");
+    const bad = await ctx.request("GET", similar("b1"), {
+      apiKey: b.tenant.apiKey,
+      query: { explanation_level: "x" },
+    });
+    expect(bad.status).toBe(422);
+    await expectAuthRequired(ctx, "GET", similar("p1"));
+  });
+});
+
+describe("recommendation logs", () => {
+  test("each response is logged per existing end user in the background", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(5));
+    await interact(ctx, tenant, "logged", "p1");
+    const res = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "logged", limit: 2 },
+    });
+    await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "never-seen", limit: 2 },
+    });
+    await ctx.deps.recommendations.logs.flush();
+    const rows = await ctx.deps.database.rows<{ endpoint: string; items: unknown; external_id: string }>(sql`
+      select l.endpoint, l.items, u.external_id from recommendation_logs l join end_users u on u.id = l.end_user_id
+      where l.account_id = ${tenant.accountId}`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.external_id).toBe("logged");
+    expect(rows[0]!.endpoint).toBe("personalized/query");
+    const items = typeof rows[0]!.items === "string" ? JSON.parse(rows[0]!.items) : rows[0]!.items;
+    expect(items).toEqual(ids(res.body));
+  });
+});
