@@ -18,6 +18,8 @@ export interface Config {
   /** Absent: the embedded PGlite store under dataDir. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
+  readonly redisKeyPrefix: string;
   readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly jwtSecret: Uint8Array;
   readonly jwtTtlSeconds: number;
@@ -73,6 +75,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl !== undefined) requireUrl("DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
   const redisUrl = read("REDIS_URL");
   if (redisUrl !== undefined) requireUrl("REDIS_URL", redisUrl, ["redis:", "rediss:"]);
+  const redisKeyPrefix = read("REDIS_KEY_PREFIX") ?? "rs:";
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError("REDIS_KEY_PREFIX", "use 1-64 letters, digits, ':', '_', '.' or '-'");
+  }
 
   const certFile = read("TLS_CERT_FILE");
   const keyFile = read("TLS_KEY_FILE");
@@ -140,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl,
     redisUrl,
+    redisKeyPrefix,
     tls,
     jwtSecret: new TextEncoder().encode(jwtSecretText),
     jwtTtlSeconds: parseInteger("JWT_TTL_SECONDS", read("JWT_TTL_SECONDS") ?? "3600", 60, 86400 * 30),

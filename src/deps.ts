@@ -10,14 +10,10 @@ import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
-import { instanceIdentity } from "./jobs/instance";
-import { JobRunner } from "./jobs/runner";
-import { bridgeErasureNotifications } from "./modules/end-users/events";
 import { createPaymentProvider } from "./modules/billing/create-provider";
 import { LapseSweeper } from "./modules/billing/lapse-sweeper";
 import type { PaymentProvider } from "./modules/billing/provider";
 import { HealthMonitor } from "./modules/health/monitor";
-import { ingestionJobKind } from "./modules/ingestion/process";
 import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
 import { PlanEnforcer } from "./modules/plans/enforcer";
@@ -51,8 +47,6 @@ export interface AppDeps {
   readonly planEnforcer: PlanEnforcer;
   /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts). */
   readonly payments: PaymentProvider;
-  /** Background jobs (src/jobs/runner.ts): registerJobKind before start, announce(kind) after enqueueing. */
-  readonly jobs: JobRunner;
 }
 
 export interface Lifecycle {
@@ -91,14 +85,6 @@ export async function createDeps(
   tenantGuards.push(planEnforcer.guard);
   const payments = createPaymentProvider(config, database, logger);
   const lapseSweeper = new LapseSweeper({ database, identity, logger });
-  const jobs = new JobRunner({
-    database,
-    logger,
-    concurrency: config.jobConcurrency,
-    instanceId: instanceIdentity(config.dataDir),
-  });
-  jobs.registerJobKind(ingestionJobKind({ database, config }));
-  let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
     config,
@@ -115,19 +101,13 @@ export async function createDeps(
     usageMeter,
     planEnforcer,
     payments,
-    jobs,
     async start() {
       await health.start();
       await identity.start();
       usageMeter.start();
       lapseSweeper.start();
-      stopErasureBridge = await bridgeErasureNotifications(database, logger);
-      await jobs.start();
     },
     async stop() {
-      // First: workers finish their current chunk while the database is still open.
-      await jobs.stop();
-      await stopErasureBridge?.();
       health.stop();
       await identity.stop();
       lapseSweeper.stop();
