@@ -10,10 +10,14 @@ import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
+import { instanceIdentity } from "./jobs/instance";
+import { JobRunner } from "./jobs/runner";
+import { bridgeErasureNotifications } from "./modules/end-users/events";
 import { createPaymentProvider } from "./modules/billing/create-provider";
 import { LapseSweeper } from "./modules/billing/lapse-sweeper";
 import type { PaymentProvider } from "./modules/billing/provider";
 import { HealthMonitor } from "./modules/health/monitor";
+import { ingestionJobKind } from "./modules/ingestion/process";
 import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
 import { PlanEnforcer } from "./modules/plans/enforcer";
@@ -47,6 +51,8 @@ export interface AppDeps {
   readonly planEnforcer: PlanEnforcer;
   /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts). */
   readonly payments: PaymentProvider;
+  /** Background jobs (src/jobs/runner.ts): registerJobKind before start, announce(kind) after enqueueing. */
+  readonly jobs: JobRunner;
 }
 
 export interface Lifecycle {
@@ -79,12 +85,20 @@ export async function createDeps(
   const identity = createIdentity(config, logger, database);
   const tenantGuards: TenantGuard[] = [emailGraceGuard((accountId) => identity.accounts.get(accountId))];
   const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
-  const rateLimiter = createRateLimiter({ redis });
-  const usageMeter = createUsageMeter({ database, logger, redis });
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:` });
+  const usageMeter = createUsageMeter({ database, logger, redis, prefix: `${config.redisKeyPrefix}usage:` });
   const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });
   tenantGuards.push(planEnforcer.guard);
   const payments = createPaymentProvider(config, database, logger);
   const lapseSweeper = new LapseSweeper({ database, identity, logger });
+  const jobs = new JobRunner({
+    database,
+    logger,
+    concurrency: config.jobConcurrency,
+    instanceId: instanceIdentity(config.dataDir),
+  });
+  jobs.registerJobKind(ingestionJobKind({ database, config }));
+  let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
     config,
@@ -101,13 +115,19 @@ export async function createDeps(
     usageMeter,
     planEnforcer,
     payments,
+    jobs,
     async start() {
       await health.start();
       await identity.start();
       usageMeter.start();
       lapseSweeper.start();
+      stopErasureBridge = await bridgeErasureNotifications(database, logger);
+      await jobs.start();
     },
     async stop() {
+      // First: workers finish their current chunk while the database is still open.
+      await jobs.stop();
+      await stopErasureBridge?.();
       health.stop();
       await identity.stop();
       lapseSweeper.stop();
