@@ -60,7 +60,8 @@ describe("publishable keys", () => {
       probe.handle(new Request("http://localhost/probe", { headers: { "x-api-key": apiKey, ...headers } }));
     expect((await call({ origin: "https://shop.example.com" })).status).toBe(200);
     expect((await call({ referer: "https://shop.example.com/cart?x=1" })).status).toBe(200);
-    for (const headers of [{ origin: "https://evil.example.net" }, {}, { origin: "null" }]) {
+    const foreign: Record<string, string>[] = [{ origin: "https://evil.example.net" }, {}, { origin: "null" }];
+    for (const headers of foreign) {
       const res = await call(headers);
       expect(res.status).toBe(403);
       expect(((await res.json()) as { errorCode: string }).errorCode).toBe("ORIGIN_NOT_ALLOWED");

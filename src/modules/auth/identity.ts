@@ -9,6 +9,7 @@ import { AccountCache } from "../accounts/account-cache";
 import { ApiKeyCache } from "../api-keys/key-cache";
 import { LastUsedBuffer } from "../api-keys/last-used-buffer";
 import { type LoginThrottle, MemoryLoginThrottle } from "./login-throttle";
+import { TokenPurge } from "./token-purge";
 
 export interface Identity {
   /** API key hash → key record, with cross-process revocation. */
@@ -28,6 +29,7 @@ export function createIdentity(
   const keys = new ApiKeyCache(database, logger);
   const accounts = new AccountCache(database, logger);
   const lastUsed = new LastUsedBuffer(database, logger);
+  const purge = new TokenPurge(database, logger);
   return {
     keys,
     accounts,
@@ -38,8 +40,10 @@ export function createIdentity(
       await keys.start();
       await accounts.start();
       lastUsed.start();
+      purge.start();
     },
     async stop() {
+      purge.stop();
       await lastUsed.stop();
       await keys.stop();
       await accounts.stop();
