@@ -1,6 +1,6 @@
 import { gramMatrix } from "./linalg";
 import { nativeKernels } from "./native";
-import { gaussian, createRng } from "./rng";
+import { createRng, gaussian } from "./rng";
 import { type Csr, transposeCsr } from "./sparse";
 
 export interface AlsOptions {
@@ -60,7 +60,19 @@ export function alsSweep(m: Csr, X: Float32Array, Y: Float32Array, k: number, o:
   const gram = gramMatrix(Y, m.nCols, k);
   const native = o.native ? nativeKernels() : null;
   if (native) {
-    native.als_cg_sweep(m.indptr, m.indices, m.data, m.nRows, X, Y, gram, k, o.alpha, o.regularization, o.cgSteps);
+    native.als_cg_sweep(
+      m.indptr,
+      m.indices,
+      m.data,
+      m.nRows,
+      X,
+      Y,
+      gram,
+      k,
+      o.alpha,
+      o.regularization,
+      o.cgSteps,
+    );
     return;
   }
   alsSweepTs(m, X, Y, gram, k, o.alpha, o.regularization, o.cgSteps);

@@ -17,7 +17,10 @@ export function normaliseCategoryPath(path: string): string[] {
     .filter((p) => p.length > 0);
 }
 
-export function buildCategoryIndex(items: readonly (ItemMeta | undefined)[] | undefined, nItems: number): CategoryIndex {
+export function buildCategoryIndex(
+  items: readonly (ItemMeta | undefined)[] | undefined,
+  nItems: number,
+): CategoryIndex {
   const ids = new Map<string, number>();
   const paths: string[] = [];
   const parents: number[] = [];

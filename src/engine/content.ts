@@ -4,12 +4,26 @@ import type { ItemMeta } from "./types";
 export interface ContentOptions {
   dims: number;
   /** Relative weight of each field's tokens before IDF. */
-  fieldWeights: { name: number; description: number; category: number; brand: number; attributes: number; price: number };
+  fieldWeights: {
+    name: number;
+    description: number;
+    category: number;
+    brand: number;
+    attributes: number;
+    price: number;
+  };
 }
 
 export const DEFAULT_CONTENT: Readonly<ContentOptions> = Object.freeze({
   dims: 256,
-  fieldWeights: Object.freeze({ name: 1, description: 0.5, category: 2, brand: 1.5, attributes: 1, price: 0.5 }),
+  fieldWeights: Object.freeze({
+    name: 1,
+    description: 0.5,
+    category: 2,
+    brand: 1.5,
+    attributes: 1,
+    price: 0.5,
+  }),
 });
 
 /** FNV-1a; the top bit picks a sign so collisions cancel on average instead of piling up (signed hashing). */

@@ -32,7 +32,15 @@ export function buildCooccurrence(events: Interactions, options: Partial<Cooccur
   const o = { ...DEFAULT_COOCCURRENCE, ...options };
   const n = events.user.length;
   const typeWeight = (t: number) =>
-    t === EventType.PURCHASE ? o.purchaseWeight : t === EventType.CART ? o.cartWeight : t === EventType.LIKE ? o.cartWeight : t === EventType.DISLIKE ? 0 : o.viewWeight;
+    t === EventType.PURCHASE
+      ? o.purchaseWeight
+      : t === EventType.CART
+        ? o.cartWeight
+        : t === EventType.LIKE
+          ? o.cartWeight
+          : t === EventType.DISLIKE
+            ? 0
+            : o.viewWeight;
   const picked: number[] = [];
   for (let i = 0; i < n; i++) if (typeWeight(events.type[i]!) > 0) picked.push(i);
   // Baskets are runs of one user's events in time order.
@@ -61,7 +69,8 @@ export function buildCooccurrence(events: Interactions, options: Partial<Cooccur
   for (const e of picked) {
     if (prev >= 0) {
       const sameUser = events.user[e] === events.user[prev];
-      const sameSession = !events.session || events.session[e] === events.session[prev] || events.session[e]! < 0;
+      const sameSession =
+        !events.session || events.session[e] === events.session[prev] || events.session[e]! < 0;
       if (!sameUser || !sameSession || events.ts[e]! - events.ts[prev]! > windowMs) flush();
     }
     const it = events.item[e]!;
@@ -70,7 +79,13 @@ export function buildCooccurrence(events: Interactions, options: Partial<Cooccur
     prev = e;
   }
   flush();
-  const pairs = buildCsr(Int32Array.from(rows), Int32Array.from(cols), Float32Array.from(vals), events.nItems, events.nItems);
+  const pairs = buildCsr(
+    Int32Array.from(rows),
+    Int32Array.from(cols),
+    Float32Array.from(vals),
+    events.nItems,
+    events.nItems,
+  );
   const indptr = new Int32Array(events.nItems + 1);
   const outIdx: number[] = [];
   const outVal: number[] = [];
@@ -78,7 +93,8 @@ export function buildCooccurrence(events: Interactions, options: Partial<Cooccur
     const p0 = pairs.indptr[a]!;
     const p1 = pairs.indptr[a + 1]!;
     const local = new Float32Array(p1 - p0);
-    for (let p = p0; p < p1; p++) local[p - p0] = pairs.data[p]! / Math.sqrt(mass[a]! * mass[pairs.indices[p]!]!);
+    for (let p = p0; p < p1; p++)
+      local[p - p0] = pairs.data[p]! / Math.sqrt(mass[a]! * mass[pairs.indices[p]!]!);
     const top = topK(local, o.topN);
     for (let t = 0; t < top.length; t++) {
       outIdx.push(pairs.indices[p0 + top[t]!]!);
@@ -86,5 +102,11 @@ export function buildCooccurrence(events: Interactions, options: Partial<Cooccur
     }
     indptr[a + 1] = outIdx.length;
   }
-  return { nRows: events.nItems, nCols: events.nItems, indptr, indices: Int32Array.from(outIdx), data: Float32Array.from(outVal) };
+  return {
+    nRows: events.nItems,
+    nCols: events.nItems,
+    indptr,
+    indices: Int32Array.from(outIdx),
+    data: Float32Array.from(outVal),
+  };
 }

@@ -126,11 +126,19 @@ export function easeFromGram(
   }
   const rowOf = new Int32Array(nItems).fill(-1);
   for (let j = 0; j < m; j++) rowOf[items[j]!] = j;
-  return { rowOf, b: { nRows: m, nCols: nItems, indptr, indices: indices.slice(0, nnz), data: data.slice(0, nnz) } };
+  return {
+    rowOf,
+    b: { nRows: m, nCols: nItems, indptr, indices: indices.slice(0, nnz), data: data.slice(0, nnz) },
+  };
 }
 
 /** scores = Σ_h w_h · B[row(h), :]; `out` is zeroed first. */
-export function easeScores(model: EaseModel, items: ArrayLike<number>, weights: ArrayLike<number>, out: Float32Array): Float32Array {
+export function easeScores(
+  model: EaseModel,
+  items: ArrayLike<number>,
+  weights: ArrayLike<number>,
+  out: Float32Array,
+): Float32Array {
   out.fill(0);
   const { b, rowOf } = model;
   for (let h = 0; h < items.length; h++) {

@@ -4,6 +4,7 @@ import { buildContentVectors } from "./content";
 import { buildCooccurrence, type CooccurrenceOptions } from "./cooccurrence";
 import { type EaseModel, type EaseOptions, fitEase, itemSupport } from "./ease";
 import type { FoldInBasis } from "./fold-in";
+import { buildAnnIndex, serializeAnnIndex } from "./hnsw";
 import { gramMatrix } from "./linalg";
 import type { BlendWeights, Model } from "./model";
 import { computePopularity, type PopularityOptions } from "./popularity";
@@ -47,7 +48,11 @@ export function fitEasePart(matrix: Csr, cfg: FitConfig): EaseModel | null {
   return fitEase(matrix, { ...cfg.ease, minSupport, native: cfg.native });
 }
 
-export function fitAlsPart(matrix: Csr, cfg: FitConfig, onIteration?: (i: number, n: number) => void): FoldInBasis {
+export function fitAlsPart(
+  matrix: Csr,
+  cfg: FitConfig,
+  onIteration?: (i: number, n: number) => void,
+): FoldInBasis {
   const f = fitAls(matrix, { ...cfg.als, native: cfg.native }, onIteration);
   return {
     k: f.k,
@@ -71,7 +76,14 @@ export function fitModel(
   events: Interactions,
   items: readonly (ItemMeta | undefined)[] | undefined,
   cfg: FitConfig,
-  opts: { needAls: boolean; withCooccurrence: boolean; params?: Record<string, unknown>; ease?: EaseModel | null; als?: FoldInBasis | null },
+  opts: {
+    needAls: boolean;
+    withCooccurrence: boolean;
+    annMinItems?: number;
+    params?: Record<string, unknown>;
+    ease?: EaseModel | null;
+    als?: FoldInBasis | null;
+  },
   onProgress?: (stage: string, fraction: number) => void,
 ): FitParts {
   const matrix = buildWeightedMatrix(events, cfg.weights);
@@ -81,11 +93,30 @@ export function fitModel(
   const als = opts.als ?? (wantAls ? fitAlsPart(matrix, cfg, (i, n) => onProgress?.("als", i / n)) : null);
   onProgress?.("content", 0);
   const categories = buildCategoryIndex(items, events.nItems);
-  const content = items && cfg.contentDims > 0 ? { dims: cfg.contentDims, vectors: buildContentVectors(items, events.nItems, { dims: cfg.contentDims }) } : null;
+  const content =
+    items && cfg.contentDims > 0
+      ? {
+          dims: cfg.contentDims,
+          vectors: buildContentVectors(items, events.nItems, { dims: cfg.contentDims }),
+        }
+      : null;
   const popularity = computePopularity(events, eventWeights(events, cfg.weights), categories, cfg.popularity);
   const cooccurrence = opts.withCooccurrence
     ? buildCooccurrence(events, cfg.cooccurrence)
-    : { nRows: events.nItems, nCols: events.nItems, indptr: new Int32Array(events.nItems + 1), indices: new Int32Array(0), data: new Float32Array(0) };
+    : {
+        nRows: events.nItems,
+        nCols: events.nItems,
+        indptr: new Int32Array(events.nItems + 1),
+        indices: new Int32Array(0),
+        data: new Float32Array(0),
+      };
+  const buildAnn = events.nItems >= (opts.annMinItems ?? Number.POSITIVE_INFINITY);
+  if (buildAnn) onProgress?.("ann", 0);
+  const ann = {
+    factors: buildAnn && als ? serializeAnnIndex(buildAnnIndex(als.itemFactors, als.k, "ip")) : null,
+    content:
+      buildAnn && content ? serializeAnnIndex(buildAnnIndex(content.vectors, content.dims, "cosine")) : null,
+  };
   const model: Model = {
     formatVersion: 1,
     nItems: events.nItems,
@@ -99,9 +130,15 @@ export function fitModel(
     categories,
     popularity,
     cooccurrence,
+    ann,
   };
   return { matrix, model };
 }
 
-export const DEFAULT_BLEND: Readonly<BlendWeights> = Object.freeze({ cf: 1, als: 0, content: 0, popularity: 0 });
+export const DEFAULT_BLEND: Readonly<BlendWeights> = Object.freeze({
+  cf: 1,
+  als: 0,
+  content: 0,
+  popularity: 0,
+});
 export { DEFAULT_ALS };

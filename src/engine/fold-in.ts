@@ -65,7 +65,12 @@ export function foldInUser(basis: FoldInBasis, history: History, out?: Float32Ar
 }
 
 /** scores[i] = x · y_i for every item. */
-export function scoreFactors(x: Float32Array, itemFactors: Float32Array, k: number, out: Float32Array): Float32Array {
+export function scoreFactors(
+  x: Float32Array,
+  itemFactors: Float32Array,
+  k: number,
+  out: Float32Array,
+): Float32Array {
   const n = out.length;
   for (let i = 0; i < n; i++) {
     const o = i * k;

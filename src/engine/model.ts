@@ -31,4 +31,9 @@ export interface Model {
   popularity: PopularityModel;
   /** Item → top co-occurring items ("bought together"), scores in `data`. */
   cooccurrence: Csr;
+  /**
+   * Serialized HNSW indexes (hnswlib format) over ALS item factors (inner product) and content vectors
+   * (cosine); null when the catalogue is small enough that exact scoring is faster.
+   */
+  ann: { factors: Uint8Array | null; content: Uint8Array | null };
 }

@@ -36,7 +36,12 @@ function scratch(model: Model): Scratch {
 export type Component = "cf" | "als" | "content" | "popularity";
 
 /** Raw (unscaled) scores of one blend component into `out`; returns false if the model lacks it. */
-export function componentScores(model: Model, history: History, component: Component, out: Float32Array): boolean {
+export function componentScores(
+  model: Model,
+  history: History,
+  component: Component,
+  out: Float32Array,
+): boolean {
   const s = scratch(model);
   if (component === "popularity") {
     out.set(s.popNorm);

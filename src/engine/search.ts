@@ -1,8 +1,7 @@
 import { easeScores } from "./ease";
 import { evaluateRanking, heldOutSets, holdoutSplit, type RankingMetrics } from "./evaluate";
 import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";
-import { scoreFactors } from "./fold-in";
-import { foldInUser } from "./fold-in";
+import { foldInUser, scoreFactors } from "./fold-in";
 import type { BlendWeights } from "./model";
 import { createRng } from "./rng";
 import { type Component, componentScores } from "./scoring";
@@ -54,7 +53,10 @@ function sampleUsers(held: Map<number, Int32Array>, max: number, seed: number): 
 
 /** Decides between EASE and ALS for a training matrix under the item budget. */
 export function easeFits(matrix: Csr, cfg: FitConfig, maxEaseMinSupport: number): boolean {
-  return cfg.ease !== null && chooseMinSupport(matrix, cfg.ease.targetItems, cfg.ease.minSupport).minSupport <= maxEaseMinSupport;
+  return (
+    cfg.ease !== null &&
+    chooseMinSupport(matrix, cfg.ease.targetItems, cfg.ease.minSupport).minSupport <= maxEaseMinSupport
+  );
 }
 
 /**
@@ -108,7 +110,9 @@ export function searchConfig(
       const cfg: FitConfig = { ...config, als: { ...base.als, ...g } };
       const basis = fitAlsPart(matrix, cfg);
       const x = new Float32Array(basis.k);
-      const r = evalUsers((u, out) => scoreFactors(foldInUser(basis, userHistory(matrix, u), x), basis.itemFactors, basis.k, out));
+      const r = evalUsers((u, out) =>
+        scoreFactors(foldInUser(basis, userHistory(matrix, u), x), basis.itemFactors, basis.k, out),
+      );
       trials.push({ what: `als reg=${g.regularization} alpha=${g.alpha}`, ndcgAt10: r.ndcgAt10 ?? 0 });
       if ((r.ndcgAt10 ?? 0) > best) {
         best = r.ndcgAt10 ?? 0;
@@ -118,8 +122,17 @@ export function searchConfig(
     }
   }
   // 2. Blend weights by coordinate ascent over cached, max-scaled component scores.
-  const model = fitModel(valEvents, items, config, { needAls: useEase, withCooccurrence: false, ease: bestEase }).model;
-  const comps: Component[] = ["cf", ...(useEase ? (["als"] as const) : []), ...(model.content ? (["content"] as const) : []), "popularity"];
+  const model = fitModel(valEvents, items, config, {
+    needAls: useEase,
+    withCooccurrence: false,
+    ease: bestEase,
+  }).model;
+  const comps: Component[] = [
+    "cf",
+    ...(useEase ? (["als"] as const) : []),
+    ...(model.content ? (["content"] as const) : []),
+    "popularity",
+  ];
   const maxUsers = Math.max(10, Math.floor(o.maxCachedFloats / (comps.length * matrix.nCols)));
   if (users.length > maxUsers) users = users.slice(0, maxUsers);
   const cache = new Map<number, Float32Array[]>();
@@ -172,7 +185,7 @@ export function searchConfig(
         }
       }
     }
-    onProgress?.(0.75 + 0.25 * (round + 1) / 2);
+    onProgress?.(0.75 + (0.25 * (round + 1)) / 2);
   }
   trials.push({ what: `blend ${JSON.stringify(blend)}`, ndcgAt10: blendBest });
   return { config: { ...config, blend }, trials, validationUsers: users.length };

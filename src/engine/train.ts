@@ -1,7 +1,7 @@
 import { type AlsOptions, DEFAULT_ALS } from "./als";
 import type { CooccurrenceOptions } from "./cooccurrence";
-import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
 import { itemSupport } from "./ease";
+import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
 import type { Model } from "./model";
 import type { PopularityOptions } from "./popularity";
@@ -41,6 +41,8 @@ export interface TrainOptions {
   cooccurrence?: Partial<CooccurrenceOptions>;
   /** Users evaluated on the hold-out (random subset beyond this, for very large tenants). */
   maxEvalUsers?: number;
+  /** Catalogues at least this large get HNSW indexes in the artifact (smaller ones are scored exactly). */
+  annMinItems?: number;
   /** Use the C kernels when they can be built (default true). */
   native?: boolean;
 }
@@ -86,9 +88,14 @@ function baseConfig(o: TrainOptions): FitConfig {
  * part and measure on the hold-out (against popularity) → refit the chosen configuration on all events,
  * which is the model returned. Pure apart from the progress callback, so it runs unchanged in a Worker.
  */
-export function trainModel(input: TrainInput, options: TrainOptions = {}, onProgress?: ProgressFn): TrainResult {
+export function trainModel(
+  input: TrainInput,
+  options: TrainOptions = {},
+  onProgress?: ProgressFn,
+): TrainResult {
   const started = performance.now();
-  const report = (stage: string, pct: number) => onProgress?.(stage, Math.max(0, Math.min(100, Math.round(pct))));
+  const report = (stage: string, pct: number) =>
+    onProgress?.(stage, Math.max(0, Math.min(100, Math.round(pct))));
   const seed = options.seed ?? 42;
   const { events, items } = input;
   let config = baseConfig(options);
@@ -105,7 +112,7 @@ export function trainModel(input: TrainInput, options: TrainOptions = {}, onProg
     ],
     maxEaseMinSupport: options.maxEaseMinSupport ?? 3,
     maxUsers: 2000,
-    budgetSeconds: options.searchBudgetSeconds ?? 30,
+    budgetSeconds: options.searchBudgetSeconds ?? 60,
     maxCachedFloats: 60_000_000,
   };
   let trials: unknown[] = [];
@@ -120,7 +127,14 @@ export function trainModel(input: TrainInput, options: TrainOptions = {}, onProg
     report(`evaluate:${s}`, 50 + 20 * f),
   );
   if (!easeFits(evalFit.matrix, config, searchOpts.maxEaseMinSupport)) config = { ...config, ease: null };
-  const metrics = evaluateModel(evalFit.model, evalFit.matrix, events, split, options.maxEvalUsers ?? 5000, seed);
+  const metrics = evaluateModel(
+    evalFit.model,
+    evalFit.matrix,
+    events,
+    split,
+    options.maxEvalUsers ?? 5000,
+    seed,
+  );
   report("refit", 75);
   const params: Record<string, unknown> = {
     primary: evalFit.model.ease ? "ease" : "als",
@@ -135,9 +149,17 @@ export function trainModel(input: TrainInput, options: TrainOptions = {}, onProg
     searchTrials: trials,
     refitOnAllData: true,
   };
-  const finalCfg: FitConfig = { ...config, ease: config.ease ? { ...config.ease, keepPerRow: options.easeKeepPerRow ?? 0 } : null };
-  const final = fitModel(events, items, finalCfg, { needAls: true, withCooccurrence: true, params }, (s, f) =>
-    report(`refit:${s}`, 75 + 24 * f),
+  const finalCfg: FitConfig = {
+    ...config,
+    ease: config.ease ? { ...config.ease, keepPerRow: options.easeKeepPerRow ?? 0 } : null,
+  };
+  const annMinItems = options.annMinItems ?? 20_000;
+  const final = fitModel(
+    events,
+    items,
+    finalCfg,
+    { needAls: true, withCooccurrence: true, params, annMinItems },
+    (s, f) => report(`refit:${s}`, 75 + 24 * f),
   );
   report("done", 100);
   return { model: final.model, metrics, params, trainingSeconds: (performance.now() - started) / 1000 };
@@ -168,9 +190,14 @@ function evaluateModel(
   });
   // The baseline is plain distinct-user counts on the training part, as in the published reference figures.
   const pop = itemSupport(train);
-  const p = evaluateRanking(train, held, (_u, out) => {
-    for (let i = 0; i < out.length; i++) out[i] = pop[i]!;
-  }, { users, minUsers: MIN_EVALUABLE_USERS });
+  const p = evaluateRanking(
+    train,
+    held,
+    (_u, out) => {
+      for (let i = 0; i < out.length; i++) out[i] = pop[i]!;
+    },
+    { users, minUsers: MIN_EVALUABLE_USERS },
+  );
   const m: TrainMetrics = {
     ndcgAt10: r.ndcgAt10,
     recallAt20: r.recallAt20,

@@ -1,0 +1,171 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type * as Hnswlib from "hnswlib-node";
+import { topK } from "./topk";
+
+// Required by literal path (not via the package's `bindings` lookup) so `bun build --compile` embeds the addon.
+const addon: typeof Hnswlib = require("../../node_modules/hnswlib-node/build/Release/addon.node");
+
+export type AnnSpace = "ip" | "cosine";
+
+export interface AnnOptions {
+  m: number;
+  efConstruction: number;
+  efSearch: number;
+  seed: number;
+  /** Below this estimated share of matching items a filtered query is answered by exact scoring. */
+  exactBelowSelectivity: number;
+}
+
+export const DEFAULT_ANN: Readonly<AnnOptions> = Object.freeze({
+  m: 16,
+  efConstruction: 200,
+  efSearch: 128,
+  seed: 42,
+  exactBelowSelectivity: 0.02,
+});
+
+/** HNSW over rows of a vector matrix; labels are item indices. Zero rows are left out (nothing to match). */
+export interface AnnIndex {
+  space: AnnSpace;
+  dims: number;
+  vectors: Float32Array;
+  index: Hnswlib.HierarchicalNSW;
+  options: AnnOptions;
+}
+
+export interface Neighbours {
+  items: Int32Array;
+  /** Inner product (ip) or cosine similarity (cosine); higher is closer. */
+  scores: Float32Array;
+}
+
+function rowNorm(v: Float32Array, o: number, dims: number): number {
+  let s = 0;
+  for (let d = 0; d < dims; d++) s += v[o + d]! * v[o + d]!;
+  return Math.sqrt(s);
+}
+
+export function buildAnnIndex(
+  vectors: Float32Array,
+  dims: number,
+  space: AnnSpace,
+  options: Partial<AnnOptions> = {},
+): AnnIndex {
+  const o = { ...DEFAULT_ANN, ...options };
+  const n = vectors.length / dims;
+  const index = new addon.HierarchicalNSW(space, dims);
+  index.initIndex({
+    maxElements: Math.max(1, n),
+    m: o.m,
+    efConstruction: o.efConstruction,
+    randomSeed: o.seed,
+  });
+  const point = new Array<number>(dims);
+  for (let i = 0; i < n; i++) {
+    const off = i * dims;
+    if (rowNorm(vectors, off, dims) === 0) continue;
+    for (let d = 0; d < dims; d++) point[d] = vectors[off + d]!;
+    index.addPoint(point, i);
+  }
+  index.setEf(o.efSearch);
+  return { space, dims, vectors, index, options: o };
+}
+
+/** Similarity used by the index, computed exactly (for the selective-filter path and for tests). */
+export function exactSimilarity(
+  ix: Pick<AnnIndex, "space" | "dims" | "vectors">,
+  query: Float32Array,
+  item: number,
+): number {
+  const { dims, vectors } = ix;
+  const o = item * dims;
+  let dot = 0;
+  for (let d = 0; d < dims; d++) dot += query[d]! * vectors[o + d]!;
+  if (ix.space === "ip") return dot;
+  const n = rowNorm(vectors, o, dims) * rowNorm(query, 0, dims);
+  return n === 0 ? Number.NEGATIVE_INFINITY : dot / n;
+}
+
+/** Exact top-k by scanning every item that passes the filter. */
+export function exactSearch(
+  ix: Pick<AnnIndex, "space" | "dims" | "vectors">,
+  query: Float32Array,
+  k: number,
+  filter?: (item: number) => boolean,
+): Neighbours {
+  const n = ix.vectors.length / ix.dims;
+  const scores = new Float32Array(n).fill(Number.NEGATIVE_INFINITY);
+  for (let i = 0; i < n; i++) if (!filter || filter(i)) scores[i] = exactSimilarity(ix, query, i);
+  const items = topK(scores, k);
+  return { items, scores: Float32Array.from(items, (i) => scores[i]!) };
+}
+
+function estimateSelectivity(n: number, filter: (item: number) => boolean): number {
+  const samples = Math.min(n, 256);
+  if (samples === 0) return 0;
+  let hits = 0;
+  // A fixed stride keeps the estimate deterministic; item order is not correlated with filters in practice.
+  const stride = n / samples;
+  for (let s = 0; s < samples; s++) if (filter(Math.floor(s * stride))) hits++;
+  return hits / samples;
+}
+
+/**
+ * k nearest items to `query`. With a filter, the HNSW walk skips non-matching labels; when the filter keeps
+ * only a small share of items (or the walk comes back short) the matching items are scored exactly instead.
+ */
+export function searchAnn(
+  ix: AnnIndex,
+  query: Float32Array,
+  k: number,
+  filter?: (item: number) => boolean,
+): Neighbours {
+  const n = ix.index.getCurrentCount();
+  if (n === 0 || k <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
+  if (filter && estimateSelectivity(ix.vectors.length / ix.dims, filter) < ix.options.exactBelowSelectivity) {
+    return exactSearch(ix, query, k, filter);
+  }
+  const kk = Math.min(k, n);
+  if (ix.index.getEf() < kk) ix.index.setEf(kk);
+  const res = ix.index.searchKnn(Array.from(query), kk, filter);
+  if (filter && res.neighbors.length < kk) return exactSearch(ix, query, k, filter);
+  const items = Int32Array.from(res.neighbors);
+  // hnswlib reports distances (1 − similarity for ip and cosine) in ascending order.
+  const scores = Float32Array.from(res.distances, (d) => 1 - d);
+  return { items, scores };
+}
+
+/** Index bytes via a temp file (hnswlib only writes to paths). */
+export function serializeAnnIndex(ix: AnnIndex): Uint8Array {
+  const dir = mkdtempSync(join(tmpdir(), "ann-"));
+  try {
+    const file = join(dir, "index.bin");
+    ix.index.writeIndexSync(file);
+    return new Uint8Array(readFileSync(file));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function deserializeAnnIndex(
+  bytes: Uint8Array,
+  vectors: Float32Array,
+  dims: number,
+  space: AnnSpace,
+  options: Partial<AnnOptions> = {},
+): AnnIndex {
+  const o = { ...DEFAULT_ANN, ...options };
+  const dir = mkdtempSync(join(tmpdir(), "ann-"));
+  try {
+    const file = join(dir, "index.bin");
+    writeFileSync(file, bytes);
+    const index = new addon.HierarchicalNSW(space, dims);
+    index.readIndexSync(file);
+    index.setEf(o.efSearch);
+    return { space, dims, vectors, index, options: o };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

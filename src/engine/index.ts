@@ -1,0 +1,72 @@
+/**
+ * Recommendation engine: pure algorithms over typed arrays (no HTTP, no database).
+ *
+ * Training (run it in a Worker):
+ *   trainModel({ events, items }, options, onProgress) → { model, metrics, params, trainingSeconds }
+ *     split → validation search (λ / ALS params, blend weights) → fit on the training part and measure
+ *     NDCG@10 / Recall@20 / coverage@10 against popularity on the hold-out → refit on all events.
+ *   serializeModel(model) → Uint8Array; deserializeModel(bytes) → Model (zero-copy typed-array views).
+ *
+ * Serving (items are dense indices; callers map external ids):
+ *   scoreForUser(model, history) → Float32Array over all items (EASE row or ALS fold-in, blended)
+ *   recommendForUser(model, history, k, filter?) → { items, scores } (history excluded; HNSW on big catalogues)
+ *   similarItems(model, item, k, filter?)      collaborative + content neighbours
+ *   complementaryItems(model, items, k, filter?) co-occurrence ("bought together"), topped up by similarity
+ *   popularItems(model, categoryId | "all", k?, { trending?, filter? })
+ *   topK(scores, k, predicate?, exclude?)      heap selection, best first
+ *   mmrRerank(model, candidates, scores, k, λ?) diversity over category + factors
+ *   foldInUser(basis, history) → user factor vector (one k×k solve)
+ *   historyFromEvents(model, { items, types, values? }) → History weighted like training
+ *   explainByHistory(model, item, history) → the history item that best explains a recommendation
+ *
+ * Building blocks (also used by benchmarks and tests): weighting, CSR matrices, implicit ALS (CG), EASE,
+ * co-occurrence, hashed TF-IDF content vectors, popularity/trending, hold-out evaluation, HNSW wrapper,
+ * C kernels with TypeScript fallbacks (native.ts).
+ */
+export { type AlsFactors, type AlsOptions, alsLoss, DEFAULT_ALS, fitAls } from "./als";
+export { buildCategoryIndex, type CategoryIndex, findCategory } from "./categories";
+export { buildContentVectors, type ContentOptions } from "./content";
+export { buildCooccurrence, type CooccurrenceOptions } from "./cooccurrence";
+export { type EaseModel, type EaseOptions, easeScores, fitEase } from "./ease";
+export {
+  evaluateRanking,
+  type HoldoutSplit,
+  heldOutSets,
+  holdoutSplit,
+  type RankingMetrics,
+  type SplitOptions,
+} from "./evaluate";
+export { type FoldInBasis, foldInUser, scoreFactors } from "./fold-in";
+export {
+  type AnnIndex,
+  type AnnOptions,
+  type AnnSpace,
+  buildAnnIndex,
+  deserializeAnnIndex,
+  exactSearch,
+  type Neighbours,
+  searchAnn,
+  serializeAnnIndex,
+} from "./hnsw";
+export { spdInverse } from "./linalg";
+export { itemSimilarity, mmrRerank } from "./mmr";
+export type { BlendWeights, Model } from "./model";
+export { nativeKernels, setNativeCacheDir, setNativeEnabled } from "./native";
+export { computePopularity, type PopularityModel, type PopularityOptions } from "./popularity";
+export { scoreForUser } from "./scoring";
+export { deserializeModel, serializeModel } from "./serialize";
+export {
+  annIndexes,
+  complementaryItems,
+  explainByHistory,
+  historyFromEvents,
+  popularItems,
+  type Recommendation,
+  recommendForUser,
+  similarItems,
+} from "./serving";
+export { buildCsr, type Csr, transposeCsr } from "./sparse";
+export { topK } from "./topk";
+export { type TrainInput, type TrainMetrics, type TrainOptions, type TrainResult, trainModel } from "./train";
+export { EventType, type History, type Interactions, type ItemMeta, type ProgressFn } from "./types";
+export { buildWeightedMatrix, DEFAULT_WEIGHTS, eventWeights, type WeightConfig } from "./weighting";
