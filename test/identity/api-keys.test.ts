@@ -33,6 +33,8 @@ describe("GET /api/v1/api-keys/ and /current", () => {
       ].sort(),
     );
     expectNoSecrets(res.text, [tenant.apiKey, extra.apiKey, browser.apiKey]);
+    await Bun.sleep(5);
+    expectNoSecrets(ctx.logs.join("\n"), [tenant.apiKey, extra.apiKey, browser.apiKey, tenant.token]);
   });
 
   test("/current shows the key in use with its last use; with a JWT only it answers 404", async () => {

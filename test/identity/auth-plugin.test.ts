@@ -60,7 +60,11 @@ describe("publishable keys", () => {
       probe.handle(new Request("http://localhost/probe", { headers: { "x-api-key": apiKey, ...headers } }));
     expect((await call({ origin: "https://shop.example.com" })).status).toBe(200);
     expect((await call({ referer: "https://shop.example.com/cart?x=1" })).status).toBe(200);
-    const foreign: Record<string, string>[] = [{ origin: "https://evil.example.net" }, {}, { origin: "null" }];
+    const foreign: Record<string, string>[] = [
+      { origin: "https://evil.example.net" },
+      {},
+      { origin: "null" },
+    ];
     for (const headers of foreign) {
       const res = await call(headers);
       expect(res.status).toBe(403);
@@ -77,6 +81,35 @@ describe("publishable keys", () => {
     );
     expect(wrongScope.status).toBe(403);
     expect(((await wrongScope.json()) as { errorCode: string }).errorCode).toBe("INSUFFICIENT_SCOPE");
+  });
+});
+
+describe("keyAndJwt routes (billing)", () => {
+  test("need both a secret key and a token of the same account; the actor is the user with the key id", async () => {
+    const ctx = await sharedTestContext();
+    const a = await registerTenant(ctx);
+    const b = await registerTenant(ctx);
+    const { authPlugin } = await import("../../src/http/auth");
+    const { httpKernel } = await import("../../src/http/kernel");
+    const { Elysia } = await import("elysia");
+    const probe = new Elysia({ normalize: false })
+      .use(httpKernel(ctx.deps.logger))
+      .use(authPlugin(ctx.deps))
+      .get("/both", ({ tenant }) => tenant.actor, { auth: { mode: "keyAndJwt" } });
+    const call = async (headers: Record<string, string>) => {
+      const res = await probe.handle(new Request("http://localhost/both", { headers }));
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const both = await call({ "x-api-key": a.apiKey, authorization: `Bearer ${a.token}` });
+    expect(both.status).toBe(200);
+    expect(both.body).toMatchObject({ type: "user", userId: a.userId });
+    expect(typeof both.body.apiKeyId).toBe("number");
+    const keyOnly = await call({ "x-api-key": a.apiKey });
+    expect([keyOnly.status, keyOnly.body.errorCode]).toEqual([401, "INVALID_TOKEN"]);
+    const tokenOnly = await call({ authorization: `Bearer ${a.token}` });
+    expect([tokenOnly.status, tokenOnly.body.errorCode]).toEqual([401, "INVALID_API_KEY"]);
+    const mixed = await call({ "x-api-key": b.apiKey, authorization: `Bearer ${a.token}` });
+    expect([mixed.status, mixed.body.errorCode]).toEqual([403, "FORBIDDEN"]);
   });
 });
 
