@@ -12,6 +12,7 @@ import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
 import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
+import { pipelineModule } from "./modules/pipeline";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
 import { sandboxModule } from "./modules/sandbox";
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps) {
     .use(endUsersModule(deps))
     .use(interactionsModule(deps))
     .use(ingestionModule(deps))
+    .use(pipelineModule(deps))
     .use(authModule(deps))
     .use(apiKeysModule(deps))
     .use(systemUsersModule(deps))

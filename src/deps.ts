@@ -25,6 +25,8 @@ import type { PlanTableType } from "./modules/plans/schemas";
 import { createLogger, type Logger } from "./shared/logger";
 import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
 import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
+import { SnapshotRegistry } from "./snapshots/registry";
+import { trainingJobKind } from "./training/job-kind";
 
 export interface AppDeps {
   readonly config: Config;
@@ -53,6 +55,8 @@ export interface AppDeps {
   readonly payments: PaymentProvider;
   /** Background jobs (src/jobs/runner.ts): registerJobKind before start, announce(kind) after enqueueing. */
   readonly jobs: JobRunner;
+  /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
+  readonly snapshots: SnapshotRegistry;
 }
 
 export interface Lifecycle {
@@ -98,6 +102,8 @@ export async function createDeps(
     instanceId: instanceIdentity(config.dataDir),
   });
   jobs.registerJobKind(ingestionJobKind({ database, config }));
+  const snapshots = new SnapshotRegistry({ database, logger, maxBytes: config.snapshotCacheMb * 1024 * 1024 });
+  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots }));
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -116,17 +122,20 @@ export async function createDeps(
     planEnforcer,
     payments,
     jobs,
+    snapshots,
     async start() {
       await health.start();
       await identity.start();
       usageMeter.start();
       lapseSweeper.start();
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
+      await snapshots.start();
       await jobs.start();
     },
     async stop() {
       // First: workers finish their current chunk while the database is still open.
       await jobs.stop();
+      await snapshots.stop();
       await stopErasureBridge?.();
       health.stop();
       await identity.stop();

@@ -1,0 +1,269 @@
+/**
+ * The per-process registry of tenant snapshots: lazily loaded from the published model's artifact, bounded
+ * by an LRU on estimated bytes, and replaced in the background when a new model is published (NOTIFY
+ * "model_published" from any process), so serving keeps answering from the old snapshot until the new one
+ * is ready and then switches by swapping one reference.
+ */
+import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { models } from "../db/schema";
+import { onEndUserErased } from "../modules/end-users/events";
+import { onProductsChanged } from "../modules/products/events";
+import type { Logger } from "../shared/logger";
+import { buildSnapshot } from "./build";
+import { refreshProducts } from "./freshness";
+import type { Snapshot } from "./types";
+
+export const MODEL_PUBLISHED_CHANNEL = "model_published";
+
+export interface ModelPublishedEvent {
+  accountId: number;
+  /** null: the account's models were removed (e.g. sandbox reset); drop the snapshot. */
+  modelId: number | null;
+}
+
+export interface SnapshotRegistryOptions {
+  database: Database;
+  logger: Logger;
+  maxBytes: number;
+  /** How stale the item table may get before the next access refreshes it in the background. */
+  productRefreshMs?: number;
+  /** How long "this account has no published model" is believed without a NOTIFY saying otherwise. */
+  absentTtlMs?: number;
+}
+
+interface Entry {
+  snapshot: Snapshot;
+  watermark: Date;
+  checkedAt: number;
+  refreshing: boolean;
+}
+
+const ERASURE_MEMORY_MS = 10 * 60_000;
+
+export class SnapshotRegistry {
+  private readonly entries = new Map<number, Entry>();
+  private readonly absent = new Map<number, number>();
+  private readonly loading = new Map<number, Promise<Snapshot | undefined>>();
+  /** Recent erasures per account, re-applied to snapshots whose load raced with the erasure. */
+  private readonly erasures = new Map<number, Map<string, number>>();
+  private totalBytes = 0;
+  private unlisten: (() => Promise<void>) | undefined;
+  private unsubscribe: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(private readonly options: SnapshotRegistryOptions) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.unlisten = await this.options.database.listen(MODEL_PUBLISHED_CHANNEL, (payload) => {
+      const event = parseEvent(payload);
+      if (event !== undefined) void this.onModelPublished(event);
+    });
+    // Catalogue and erasure events of this process; other processes' changes arrive through NOTIFY
+    // (erasure) or the periodic product refresh.
+    this.unsubscribe = [
+      onEndUserErased((event) => this.evictEndUser(event.accountId, event.externalId)),
+      onProductsChanged((event) =>
+        this.productsChanged(event.accountId, event.deleted ? event.externalIds : []),
+      ),
+    ];
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
+    await Promise.allSettled([...this.loading.values()]);
+    this.entries.clear();
+    this.totalBytes = 0;
+  }
+
+  /** The snapshot already in memory, or undefined (never loads). */
+  peekSnapshot(accountId: number): Snapshot | undefined {
+    const entry = this.entries.get(accountId);
+    if (entry === undefined) return undefined;
+    this.touch(accountId, entry);
+    return entry.snapshot;
+  }
+
+  /** The account's snapshot, loading it from its published model on first use; undefined when it has none. */
+  async getSnapshot(accountId: number): Promise<Snapshot | undefined> {
+    const entry = this.entries.get(accountId);
+    if (entry !== undefined) {
+      this.touch(accountId, entry);
+      return entry.snapshot;
+    }
+    const absentSince = this.absent.get(accountId);
+    if (absentSince !== undefined && Date.now() - absentSince < (this.options.absentTtlMs ?? 30_000)) {
+      return undefined;
+    }
+    return this.load(accountId, undefined);
+  }
+
+  /**
+   * Erasure hook: the user leaves the snapshot's user map, here and in any snapshot still loading. The engine
+   * model keeps no per-user vectors (users are folded in from their history at request time), so the map
+   * is the only per-user state a snapshot has. The next training forgets the user entirely.
+   */
+  evictEndUser(accountId: number, externalUserId: string): void {
+    const now = Date.now();
+    const recent = this.erasures.get(accountId) ?? new Map<string, number>();
+    this.erasures.set(accountId, recent);
+    recent.set(externalUserId, now);
+    for (const [id, at] of recent) if (now - at > ERASURE_MEMORY_MS) recent.delete(id);
+    const entry = this.entries.get(accountId);
+    if (entry !== undefined) forgetUser(entry.snapshot, externalUserId);
+  }
+
+  /** In-process catalogue hook: flags a deleted product at once and schedules a refresh of the others. */
+  productsChanged(accountId: number, deletedExternalIds: readonly string[] = []): void {
+    const entry = this.entries.get(accountId);
+    if (entry === undefined) return;
+    for (const externalId of deletedExternalIds) {
+      const i = entry.snapshot.items.indexByExternalId.get(externalId);
+      if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
+    }
+    entry.checkedAt = 0;
+  }
+
+  /** Drops an account's snapshot (its models were deleted). */
+  drop(accountId: number): void {
+    const entry = this.entries.get(accountId);
+    if (entry !== undefined) this.remove(accountId, entry);
+    this.absent.delete(accountId);
+  }
+
+  stats(): { snapshots: number; bytes: number; maxBytes: number } {
+    return { snapshots: this.entries.size, bytes: this.totalBytes, maxBytes: this.options.maxBytes };
+  }
+
+  /**
+   * Called for every publication (NOTIFY from any process, or directly by the training job here). Accounts
+   * this process serves get the new snapshot loaded in the background and swapped in; others load lazily.
+   */
+  async onModelPublished(event: ModelPublishedEvent): Promise<void> {
+    if (event.modelId === null) {
+      this.drop(event.accountId);
+      return;
+    }
+    const current = this.entries.get(event.accountId);
+    const served = current !== undefined || this.absent.has(event.accountId);
+    this.absent.delete(event.accountId);
+    if (!served || (current !== undefined && current.snapshot.modelId >= event.modelId)) return;
+    await this.load(event.accountId, event.modelId);
+  }
+
+  private load(accountId: number, modelId: number | undefined): Promise<Snapshot | undefined> {
+    const pending = this.loading.get(accountId);
+    // A load already under way for the account is reused unless a newer model was announced meanwhile.
+    if (pending !== undefined && modelId === undefined) return pending;
+    const promise = this.loadModel(accountId, modelId)
+      .catch((error: unknown) => {
+        this.options.logger.error("snapshot load failed", { accountId, modelId, error });
+        return this.entries.get(accountId)?.snapshot;
+      })
+      .finally(() => {
+        if (this.loading.get(accountId) === promise) this.loading.delete(accountId);
+      });
+    this.loading.set(accountId, promise);
+    return promise;
+  }
+
+  private async loadModel(accountId: number, modelId: number | undefined): Promise<Snapshot | undefined> {
+    const startedAt = Date.now();
+    const filters = [eq(models.accountId, accountId), eq(models.isPublished, true)];
+    if (modelId !== undefined) filters.push(eq(models.id, modelId));
+    const [row] = await this.options.database.db
+      .select({
+        id: models.id,
+        accountId: models.accountId,
+        version: models.version,
+        algorithm: models.algorithm,
+        createdAt: models.createdAt,
+      })
+      .from(models)
+      .where(and(...filters))
+      .orderBy(desc(models.id))
+      .limit(1);
+    if (row === undefined) {
+      if (!this.entries.has(accountId)) this.absent.set(accountId, Date.now());
+      return this.entries.get(accountId)?.snapshot;
+    }
+    const built = await buildSnapshot(this.options.database, row);
+    if (this.stopped) return built.snapshot;
+    const current = this.entries.get(accountId);
+    if (current !== undefined && current.snapshot.modelId > built.snapshot.modelId) return current.snapshot;
+    for (const [externalId, at] of this.erasures.get(accountId) ?? []) {
+      if (at >= startedAt - 1000) forgetUser(built.snapshot, externalId);
+    }
+    this.install(accountId, {
+      snapshot: built.snapshot,
+      watermark: built.productsWatermark,
+      checkedAt: Date.now(),
+      refreshing: false,
+    });
+    this.options.logger.info("snapshot loaded", {
+      accountId,
+      modelId: row.id,
+      bytes: built.snapshot.bytes,
+      ms: Date.now() - startedAt,
+    });
+    return built.snapshot;
+  }
+
+  private install(accountId: number, entry: Entry): void {
+    const previous = this.entries.get(accountId);
+    if (previous !== undefined) this.remove(accountId, previous);
+    this.entries.set(accountId, entry);
+    this.absent.delete(accountId);
+    this.totalBytes += entry.snapshot.bytes;
+    // Oldest first; the snapshot just installed stays even when it alone exceeds the bound.
+    for (const [id, e] of this.entries) {
+      if (this.totalBytes <= this.options.maxBytes || id === accountId) break;
+      this.remove(id, e);
+      this.options.logger.info("snapshot evicted (memory bound)", { accountId: id, bytes: e.snapshot.bytes });
+    }
+  }
+
+  private remove(accountId: number, entry: Entry): void {
+    if (this.entries.get(accountId) !== entry) return;
+    this.entries.delete(accountId);
+    this.totalBytes -= entry.snapshot.bytes;
+  }
+
+  private touch(accountId: number, entry: Entry): void {
+    // Map order is the LRU order: re-inserting moves the account to the most recently used end.
+    this.entries.delete(accountId);
+    this.entries.set(accountId, entry);
+    const due = Date.now() - entry.checkedAt >= (this.options.productRefreshMs ?? 5000);
+    if (due && !entry.refreshing && !this.stopped) void this.refresh(entry);
+  }
+
+  private async refresh(entry: Entry): Promise<void> {
+    entry.refreshing = true;
+    try {
+      entry.watermark = await refreshProducts(this.options.database, entry.snapshot, entry.watermark);
+      entry.checkedAt = Date.now();
+    } catch (error) {
+      if (!this.stopped) this.options.logger.warn("snapshot product refresh failed", { error });
+    } finally {
+      entry.refreshing = false;
+    }
+  }
+}
+
+function forgetUser(snapshot: Snapshot, externalUserId: string): void {
+  snapshot.users.indexByExternalId.delete(externalUserId);
+}
+
+function parseEvent(payload: string): ModelPublishedEvent | undefined {
+  try {
+    const value = JSON.parse(payload) as Partial<ModelPublishedEvent>;
+    if (typeof value.accountId !== "number") return undefined;
+    return { accountId: value.accountId, modelId: typeof value.modelId === "number" ? value.modelId : null };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Model artifacts live in Postgres (model_artifact_chunks), so every process on the database can load any
+ * account's snapshot and a model row never exists without its bytes (both are written in one transaction).
+ * Chunks keep each bytea value small enough for both drivers and let readers stream into one buffer.
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Database, DbOrTx } from "../db/client";
+import { modelArtifactChunks } from "../db/schema";
+
+export const ARTIFACT_CHUNK_BYTES = 4 * 1024 * 1024;
+
+export async function writeArtifact(
+  tx: DbOrTx,
+  target: { accountId: number; modelId: number },
+  bytes: Uint8Array,
+): Promise<number> {
+  let seq = 0;
+  for (let at = 0; at < bytes.length || seq === 0; at += ARTIFACT_CHUNK_BYTES) {
+    await tx.insert(modelArtifactChunks).values({
+      modelId: target.modelId,
+      accountId: target.accountId,
+      seq,
+      data: bytes.subarray(at, Math.min(bytes.length, at + ARTIFACT_CHUNK_BYTES)),
+    });
+    seq++;
+  }
+  return seq;
+}
+
+/** Reads an artifact chunk by chunk into one buffer; undefined when the model has no stored bytes. */
+export async function readArtifact(
+  database: Database,
+  target: { accountId: number; modelId: number },
+): Promise<Uint8Array | undefined> {
+  const [layout] = await database.rows<{ chunks: number; bytes: number | string | null }>(sql`
+    select count(*)::int as chunks, sum(length(data))::float8 as bytes
+    from model_artifact_chunks
+    where model_id = ${target.modelId} and account_id = ${target.accountId}`);
+  if (layout === undefined || layout.chunks === 0) return undefined;
+  const out = new Uint8Array(Number(layout.bytes ?? 0));
+  let at = 0;
+  for (let seq = 0; seq < layout.chunks; seq++) {
+    const [chunk] = await database.db
+      .select({ data: modelArtifactChunks.data })
+      .from(modelArtifactChunks)
+      .where(
+        and(
+          eq(modelArtifactChunks.modelId, target.modelId),
+          eq(modelArtifactChunks.accountId, target.accountId),
+          eq(modelArtifactChunks.seq, seq),
+        ),
+      )
+      .orderBy(asc(modelArtifactChunks.seq));
+    if (chunk === undefined) throw new Error(`model ${target.modelId} is missing artifact chunk ${seq}`);
+    out.set(chunk.data, at);
+    at += chunk.data.length;
+  }
+  if (at !== out.length) throw new Error(`model ${target.modelId} artifact is incomplete`);
+  return out;
+}

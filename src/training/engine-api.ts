@@ -1,0 +1,91 @@
+/**
+ * The one place where the service's training and snapshot code meets the engine (src/engine), so a change
+ * in the engine's surface is absorbed here rather than across the pipeline.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import {
+  deserializeModel,
+  EventType,
+  type Interactions,
+  type ItemMeta,
+  type Model,
+  type ProgressFn,
+  serializeModel,
+  type TrainOptions,
+  trainModel,
+} from "../engine";
+import type { RankingFigures, TrainResult } from "./worker-protocol";
+
+export type EngineInteractions = Interactions;
+export type EngineItemMeta = ItemMeta;
+export type EngineModel = Model;
+export type EngineTrainOptions = TrainOptions;
+
+/** interactions.interaction_type → the engine's numeric event type; unknown types map to -1 (skipped). */
+export const EVENT_TYPE_SQL: SQL = sql.raw(
+  `(case interaction_type ${Object.entries(EventType)
+    .map(([name, code]) => `when '${name}' then ${code}`)
+    .join(" ")} else -1 end)`,
+);
+
+/**
+ * The API's training options (validated by the route's schema, stored on the job) → engine options.
+ * An explicit regularization turns the hyper-parameter search off: the caller asked for that value, and the
+ * search would otherwise replace it with the best one on its grid.
+ */
+export function toEngineOptions(raw: Record<string, unknown>): TrainOptions {
+  const num = (key: string): number | undefined =>
+    typeof raw[key] === "number" ? (raw[key] as number) : undefined;
+  const options: TrainOptions = {};
+  const als: NonNullable<TrainOptions["als"]> = {};
+  const factors = num("factors");
+  const iterations = num("iterations");
+  const regularization = num("regularization");
+  const halfLifeDays = num("halfLifeDays");
+  if (factors !== undefined) als.factors = factors;
+  if (iterations !== undefined) als.iterations = iterations;
+  if (regularization !== undefined) {
+    // ALS and EASE penalties live on different scales (≈0.1 vs ≈200): the value goes to the model family
+    // the caller forced, and to ALS otherwise.
+    if (raw.algorithm === "ease") options.lambda = regularization;
+    else als.regularization = regularization;
+    options.search = false;
+  }
+  if (Object.keys(als).length > 0) options.als = als;
+  if (halfLifeDays !== undefined) options.weights = { halfLifeDays };
+  // The engine uses EASE when the catalogue fits its item budget with items seen by at most
+  // `maxEaseMinSupport` users dropped; 0 can never be met (forces ALS), 63 always is (forces EASE).
+  if (raw.algorithm === "als") options.maxEaseMinSupport = 0;
+  if (raw.algorithm === "ease") options.maxEaseMinSupport = 63;
+  return options;
+}
+
+/** Fits, evaluates and serializes; runs inside the training worker. */
+export function runEngineTraining(
+  events: Interactions,
+  items: ItemMeta[],
+  options: TrainOptions,
+  onProgress: ProgressFn,
+): Omit<TrainResult, "type"> {
+  const trained = trainModel({ events, items }, options, onProgress);
+  const m = trained.metrics;
+  const metrics: RankingFigures = {
+    ndcgAt10: m.ndcgAt10,
+    recallAt20: m.recallAt20,
+    coverageAt10: m.coverageAt10,
+    popularityNdcgAt10: m.popularityNdcgAt10,
+    evaluatedUsers: m.evaluatedUsers,
+    note: m.note ?? null,
+  };
+  return {
+    engineBytes: serializeModel(trained.model),
+    algorithm: typeof trained.params.primary === "string" ? trained.params.primary : "als",
+    params: trained.params,
+    trainingSeconds: trained.trainingSeconds,
+    metrics,
+  };
+}
+
+export function deserializeEngineModel(bytes: Uint8Array): Model {
+  return deserializeModel(bytes);
+}

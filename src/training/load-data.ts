@@ -1,0 +1,193 @@
+/**
+ * Loads one account's training data into typed arrays: products that are not deleted become dense items
+ * (in products.id order), end users with at least one usable interaction become dense users (in order of
+ * first appearance), and interactions are read in id-keyset pages straight into preallocated columns.
+ * Reading pages of plain rows keeps memory flat and works the same on PGlite and postgres.js; the upper id
+ * bound taken first makes the load a consistent cut even while new events keep arriving.
+ */
+import { sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { type EngineInteractions, type EngineItemMeta, EVENT_TYPE_SQL } from "./engine-api";
+
+export interface TrainingData {
+  readonly events: EngineInteractions;
+  readonly items: EngineItemMeta[];
+  /** products.id per dense item. */
+  readonly productIds: Float64Array;
+  readonly externalIds: string[];
+  /** end_users.id per dense user. */
+  readonly endUserIds: Float64Array;
+  readonly meanRating: Float32Array;
+  readonly ratingCount: Int32Array;
+}
+
+const PAGE_ROWS = 50_000;
+
+interface ProductRow {
+  id: number;
+  external_id: string;
+  name: string;
+  description: string | null;
+  price: number;
+  category: string;
+  brand: string | null;
+  attributes: Record<string, unknown> | string | null;
+}
+
+interface EventRow {
+  id: number;
+  u: number;
+  p: number;
+  t: number;
+  v: number;
+  ts: number;
+}
+
+export async function loadTrainingData(
+  database: Database,
+  accountId: number,
+  onPage?: (loaded: number, total: number) => void,
+): Promise<TrainingData> {
+  const { items, productIds, externalIds, indexByProductId } = await loadItems(database, accountId);
+
+  const [bounds] = await database.rows<{ n: number; max_id: number | null }>(sql`
+    select count(*)::float8 as n, max(id)::float8 as max_id from interactions where account_id = ${accountId}`);
+  const expected = Number(bounds?.n ?? 0);
+  const maxId = bounds?.max_id === null || bounds?.max_id === undefined ? 0 : Number(bounds.max_id);
+
+  let capacity = Math.max(16, expected);
+  let user = new Int32Array(capacity);
+  let item = new Int32Array(capacity);
+  let type = new Uint8Array(capacity);
+  let value = new Float32Array(capacity);
+  let ts = new Float64Array(capacity);
+  const userIndex = new Map<number, number>();
+  const endUserIds: number[] = [];
+  const ratingSum = new Float64Array(productIds.length);
+  const ratingCount = new Int32Array(productIds.length);
+  let n = 0;
+  let cursor = 0;
+  let seen = 0;
+  while (cursor < maxId) {
+    const rows = await database.rows<EventRow>(sql`
+      select id::float8 as id, end_user_id::float8 as u, product_id::float8 as p,
+             ${EVENT_TYPE_SQL} as t, value as v,
+             (extract(epoch from occurred_at) * 1000)::float8 as ts
+      from interactions
+      where account_id = ${accountId} and id > ${cursor} and id <= ${maxId}
+      order by id
+      limit ${PAGE_ROWS}`);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const dense = indexByProductId.get(Number(row.p));
+      const t = Number(row.t);
+      if (dense === undefined || t < 0) continue; // deleted product or a type the engine does not know
+      if (n === capacity) {
+        capacity *= 2;
+        user = grow(user, capacity);
+        item = grow(item, capacity);
+        type = grow(type, capacity);
+        value = grow(value, capacity);
+        ts = grow(ts, capacity);
+      }
+      const endUserId = Number(row.u);
+      let u = userIndex.get(endUserId);
+      if (u === undefined) {
+        u = endUserIds.length;
+        userIndex.set(endUserId, u);
+        endUserIds.push(endUserId);
+      }
+      const v = Number(row.v);
+      user[n] = u;
+      item[n] = dense;
+      type[n] = t;
+      value[n] = v;
+      ts[n] = Number(row.ts);
+      if (t === RATING_TYPE) {
+        ratingSum[dense]! += v;
+        ratingCount[dense]!++;
+      }
+      n++;
+    }
+    seen += rows.length;
+    cursor = Number(rows[rows.length - 1]!.id);
+    onPage?.(seen, expected);
+  }
+
+  const meanRating = new Float32Array(productIds.length);
+  for (let i = 0; i < meanRating.length; i++) {
+    meanRating[i] = ratingCount[i]! > 0 ? ratingSum[i]! / ratingCount[i]! : Number.NaN;
+  }
+  return {
+    events: {
+      user: user.slice(0, n),
+      item: item.slice(0, n),
+      type: type.slice(0, n),
+      value: value.slice(0, n),
+      ts: ts.slice(0, n),
+      nUsers: endUserIds.length,
+      nItems: productIds.length,
+    },
+    items,
+    productIds,
+    externalIds,
+    endUserIds: Float64Array.from(endUserIds),
+    meanRating,
+    ratingCount,
+  };
+}
+
+const RATING_TYPE = 4;
+
+async function loadItems(database: Database, accountId: number) {
+  const items: EngineItemMeta[] = [];
+  const ids: number[] = [];
+  const externalIds: string[] = [];
+  const indexByProductId = new Map<number, number>();
+  let cursor = 0;
+  for (;;) {
+    const rows = await database.rows<ProductRow>(sql`
+      select id::float8 as id, external_id, name, description, price, category, brand, attributes
+      from products
+      where account_id = ${accountId} and deleted_at is null and id > ${cursor}
+      order by id
+      limit ${PAGE_ROWS}`);
+    for (const row of rows) {
+      const id = Number(row.id);
+      indexByProductId.set(id, ids.length);
+      ids.push(id);
+      externalIds.push(row.external_id);
+      items.push({
+        name: row.name,
+        description: row.description ?? undefined,
+        categoryPath: row.category,
+        brand: row.brand ?? undefined,
+        price: Number(row.price),
+        attributes: primitiveAttributes(row.attributes),
+      });
+    }
+    if (rows.length < PAGE_ROWS) break;
+    cursor = Number(rows[rows.length - 1]!.id);
+  }
+  return { items, productIds: Float64Array.from(ids), externalIds, indexByProductId };
+}
+
+/** Content vectors hash scalar attributes only; nested values carry no reliable text to hash. */
+function primitiveAttributes(raw: ProductRow["attributes"]): Record<string, string | number | boolean> {
+  const source = typeof raw === "string" ? (JSON.parse(raw) as unknown) : raw;
+  const out: Record<string, string | number | boolean> = {};
+  if (source === null || typeof source !== "object" || Array.isArray(source)) return out;
+  for (const [key, v] of Object.entries(source)) {
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[key] = v;
+  }
+  return out;
+}
+
+function grow<T extends Int32Array | Uint8Array | Float32Array | Float64Array>(
+  array: T,
+  capacity: number,
+): T {
+  const next = new (array.constructor as new (length: number) => T)(capacity);
+  next.set(array);
+  return next;
+}

@@ -1,0 +1,138 @@
+/**
+ * One training job, as a pipeline of plain steps: load (main thread, streaming from the database) → fit and
+ * evaluate (Bun Worker) → store and decide publication (one transaction) → announce. A job interrupted at
+ * any point is simply trained again from the start by the next claim: nothing is written before the final
+ * transaction, so a retry can never publish twice.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { trainingJobs } from "../db/schema";
+import type { ClaimedJob } from "../jobs/row-queue";
+import type { JobRunContext } from "../jobs/runner";
+import type { Logger } from "../shared/logger";
+import {
+  MODEL_PUBLISHED_CHANNEL,
+  type ModelPublishedEvent,
+  type SnapshotRegistry,
+} from "../snapshots/registry";
+import { toEngineOptions } from "./engine-api";
+import { encodeEnvelope } from "./envelope";
+import { loadTrainingData } from "./load-data";
+import { ProgressWriter } from "./progress";
+import { ClaimLostError, storeModel } from "./store-model";
+import { TrainingAbortedError, TrainingDataError, trainInWorker } from "./train-in-worker";
+
+export interface TrainingDeps {
+  readonly database: Database;
+  readonly logger: Logger;
+  readonly snapshots: SnapshotRegistry;
+}
+
+export async function runTrainingJob(
+  deps: TrainingDeps,
+  job: ClaimedJob,
+  context: JobRunContext,
+): Promise<void> {
+  const { database } = deps;
+  const log = deps.logger.child({ trainingJobId: job.id, accountId: job.accountId });
+  const progress = new ProgressWriter(database, job.id, context.workerId);
+  const [row] = await database.db
+    .select({ options: trainingJobs.options })
+    .from(trainingJobs)
+    .where(and(eq(trainingJobs.id, job.id), eq(trainingJobs.accountId, job.accountId)));
+  if (row === undefined) return;
+  await progress.update("loading", 1, { force: true });
+
+  const data = await loadTrainingData(database, job.accountId, (loaded, total) => {
+    progress.update("loading", 1 + Math.floor((9 * loaded) / Math.max(1, total)));
+  });
+  if (context.signal.aborted) return;
+  if (data.productIds.length === 0) {
+    return failJob(database, job, context, "The account has no products to train on");
+  }
+  if (data.events.user.length === 0) {
+    return failJob(
+      database,
+      job,
+      context,
+      "The account has no interactions with current products to train on",
+    );
+  }
+  const counts = {
+    users: data.events.nUsers,
+    items: data.events.nItems,
+    interactions: data.events.user.length,
+  };
+  log.info("training data loaded", counts);
+  await progress.update("training", 10, { force: true });
+
+  let result: Awaited<ReturnType<typeof trainInWorker>>;
+  try {
+    result = await trainInWorker(
+      { type: "train", events: data.events, items: data.items, options: toEngineOptions(row.options) },
+      (stage, percent) => progress.update(stage, 10 + Math.floor(0.8 * Math.min(100, Math.max(0, percent)))),
+      context.signal,
+    );
+  } catch (error) {
+    if (error instanceof TrainingAbortedError) return;
+    if (error instanceof TrainingDataError) return failJob(database, job, context, error.message);
+    throw error;
+  }
+  if (context.signal.aborted) return;
+
+  await progress.update("storing", 92, { force: true });
+  progress.close();
+  const artifact = encodeEnvelope({
+    engineBytes: result.engineBytes,
+    productIds: data.productIds,
+    externalIds: data.externalIds,
+    endUserIds: data.endUserIds,
+    meanRating: data.meanRating,
+    ratingCount: data.ratingCount,
+  });
+  let stored: Awaited<ReturnType<typeof storeModel>>;
+  try {
+    stored = await storeModel(database, {
+      jobId: job.id,
+      accountId: job.accountId,
+      workerId: context.workerId,
+      artifact,
+      result,
+      counts,
+    });
+  } catch (error) {
+    if (error instanceof ClaimLostError) {
+      log.warn("training finished after its claim was lost; result discarded");
+      return;
+    }
+    throw error;
+  }
+  log.info("training job completed", {
+    modelId: stored.modelId,
+    published: stored.decision.published,
+    reason: stored.decision.reason,
+    artifactBytes: artifact.length,
+    trainingSeconds: result.trainingSeconds,
+  });
+  if (stored.decision.published) {
+    const event: ModelPublishedEvent = { accountId: job.accountId, modelId: stored.modelId };
+    // NOTIFY reaches every process on the database (this one included on Postgres); the direct call makes
+    // this process swap at once either way. Both paths are idempotent per model id.
+    await database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {
+      log.warn("could not NOTIFY the publication", { error });
+    });
+    void deps.snapshots.onModelPublished(event);
+  }
+}
+
+async function failJob(
+  database: Database,
+  job: ClaimedJob,
+  context: JobRunContext,
+  reason: string,
+): Promise<void> {
+  await database.rows(sql`
+    update training_jobs set status = 'failed', error = ${reason}, stage = 'failed', claimed_by = null,
+      heartbeat_at = null, finished_at = now()
+    where id = ${job.id} and claimed_by = ${context.workerId} and status = 'running'`);
+}

@@ -1,0 +1,106 @@
+/**
+ * Stores a finished run and decides its publication in one transaction: the model row, its artifact chunks,
+ * the publication flag and the job's terminal state commit together, so there is never a model without its
+ * bytes, a published model whose job still looks unfinished, or two published models. A per-account
+ * advisory lock serialises two runs of one account finishing at once (in any process), so each compares
+ * against the model that is really published at that moment.
+ */
+import { and, desc, eq, ne, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { models, trainingJobs } from "../db/schema";
+import { writeArtifact } from "./artifact-store";
+import { decidePublication, type PublicationDecision } from "./decide";
+import type { RankingFigures, TrainResult } from "./worker-protocol";
+
+export class ClaimLostError extends Error {
+  override name = "ClaimLostError";
+}
+
+export interface StoreModelInput {
+  jobId: number;
+  accountId: number;
+  workerId: string;
+  artifact: Uint8Array;
+  result: TrainResult;
+  counts: { users: number; items: number; interactions: number };
+}
+
+export interface StoredModel {
+  modelId: number;
+  decision: PublicationDecision;
+}
+
+export async function storeModel(database: Database, input: StoreModelInput): Promise<StoredModel> {
+  const { accountId, result } = input;
+  return database.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('training-publish'), ${accountId})`);
+    const [current] = await tx
+      .select({ id: models.id, metrics: models.metrics })
+      .from(models)
+      .where(and(eq(models.accountId, accountId), eq(models.isPublished, true)))
+      .orderBy(desc(models.id))
+      .limit(1);
+    const decision = decidePublication(current, result.metrics);
+    const [next] = await database.rows<{ version: number }>(
+      sql`select coalesce(max(version), 0)::int + 1 as version from models where account_id = ${accountId}`,
+      tx,
+    );
+    const [model] = await tx
+      .insert(models)
+      .values({
+        accountId,
+        version: next?.version ?? 1,
+        algorithm: result.algorithm,
+        params: result.params,
+        trainingSeconds: result.trainingSeconds,
+        counts: input.counts,
+        metrics: metricsRecord(result.metrics),
+        isPublished: decision.published,
+        artifactBytes: input.artifact.length,
+      })
+      .returning({ id: models.id });
+    const modelId = model!.id;
+    await writeArtifact(tx, { accountId, modelId }, input.artifact);
+    if (decision.published) {
+      await tx
+        .update(models)
+        .set({ isPublished: false })
+        .where(and(eq(models.accountId, accountId), eq(models.isPublished, true), ne(models.id, modelId)));
+    }
+    const finished = await tx
+      .update(trainingJobs)
+      .set({
+        status: "completed",
+        progress: 100,
+        stage: "done",
+        modelId,
+        metrics: { ...metricsRecord(result.metrics), decision: { ...decision } },
+        error: null,
+        claimedBy: null,
+        heartbeatAt: null,
+        finishedAt: new Date(),
+      })
+      .where(
+        and(
+          eq(trainingJobs.id, input.jobId),
+          eq(trainingJobs.claimedBy, input.workerId),
+          eq(trainingJobs.status, "running"),
+        ),
+      )
+      .returning({ id: trainingJobs.id });
+    // Another process reclaimed the job (our heartbeat stalled): roll back so it is stored once, by them.
+    if (finished.length === 0) throw new ClaimLostError(`training job ${input.jobId} is no longer ours`);
+    return { modelId, decision };
+  });
+}
+
+function metricsRecord(m: RankingFigures): Record<string, unknown> {
+  return {
+    ndcgAt10: m.ndcgAt10,
+    recallAt20: m.recallAt20,
+    coverageAt10: m.coverageAt10,
+    popularityNdcgAt10: m.popularityNdcgAt10,
+    evaluatedUsers: m.evaluatedUsers,
+    note: m.note,
+  };
+}

@@ -1,0 +1,125 @@
+import { describe, expect, test } from "bun:test";
+import { models } from "../../src/db/schema";
+import { sharedTestContext, type TestContext } from "../helpers/context";
+import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
+import { registerTenant } from "../helpers/tenant";
+
+/** Model rows without artifacts: enough for the metadata routes, which never read the bytes. */
+async function insertModels(ctx: TestContext, accountId: number, published: boolean[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const [i, isPublished] of published.entries()) {
+    const [row] = await ctx.deps.database.db
+      .insert(models)
+      .values({
+        accountId,
+        version: i + 1,
+        algorithm: "ease",
+        params: { lambda: 200 },
+        trainingSeconds: 1.5,
+        counts: { users: 10, items: 20, interactions: 300 },
+        metrics: {
+          ndcgAt10: 0.3,
+          recallAt20: 0.4,
+          coverageAt10: 0.5,
+          popularityNdcgAt10: 0.1,
+          evaluatedUsers: 10,
+        },
+        isPublished,
+      })
+      .returning({ id: models.id });
+    ids.push(row!.id);
+  }
+  return ids;
+}
+
+describe("GET /api/v1/pipeline/status", () => {
+  test("returns the published model's metadata, not a newer unpublished one", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const [published] = await insertModels(ctx, tenant.accountId, [true, false]);
+    const res = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      modelId: published,
+      version: 1,
+      createdAt: expect.any(String),
+      algorithm: "ease",
+      params: { lambda: 200 },
+      trainingSeconds: 1.5,
+      counts: { users: 10, items: 20, interactions: 300 },
+      metrics: {
+        ndcgAt10: 0.3,
+        recallAt20: 0.4,
+        coverageAt10: 0.5,
+        popularityNdcgAt10: 0.1,
+        evaluatedUsers: 10,
+        note: null,
+      },
+      isPublished: true,
+    });
+  });
+
+  test("before any model: 404 NO_MODEL", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const res = await ctx.request("GET", "/api/v1/pipeline/status", { token: tenant.token });
+    expect(res.status).toBe(404);
+    expect(res.body.errorCode).toBe("NO_MODEL");
+  });
+
+  test("security: 401 without credentials, 403 for a publishable key, another tenant's model is not shown", async () => {
+    const ctx = await sharedTestContext();
+    await expectAuthRequired(ctx, "GET", "/api/v1/pipeline/status");
+    await expectPublishableRefused(ctx, "GET", "/api/v1/pipeline/status");
+    const owner = await registerTenant(ctx);
+    await insertModels(ctx, owner.accountId, [true]);
+    const stranger = await registerTenant(ctx);
+    const res = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: stranger.apiKey });
+    expect(res.status).toBe(404);
+    expect(res.body.errorCode).toBe("NO_MODEL");
+  });
+});
+
+describe("GET /api/v1/pipeline/models", () => {
+  test("lists models newest first with isPublished, default limit 10, limit/offset paging", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const ids = await insertModels(ctx, tenant.accountId, [false, true, ...Array<boolean>(10).fill(false)]);
+    const page = await ctx.request("GET", "/api/v1/pipeline/models", { apiKey: tenant.apiKey });
+    expect(page.status).toBe(200);
+    expect(page.body).toHaveLength(10);
+    expect(page.body[0].modelId).toBe(ids[ids.length - 1]);
+    const tail = await ctx.request("GET", "/api/v1/pipeline/models", {
+      apiKey: tenant.apiKey,
+      query: { limit: 5, offset: 10 },
+    });
+    expect(
+      tail.body.map((m: { modelId: number; isPublished: boolean }) => [m.modelId, m.isPublished]),
+    ).toEqual([
+      [ids[1], true],
+      [ids[0], false],
+    ]);
+  });
+
+  test.each([
+    ["limit 0", { limit: 0 }],
+    ["negative offset", { offset: -1 }],
+    ["limit not a number", { limit: "ten" }],
+  ])("%s is a 422", async (_label, query) => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const res = await ctx.request("GET", "/api/v1/pipeline/models", { apiKey: tenant.apiKey, query });
+    expect(res.status).toBe(422);
+  });
+
+  test("security: 401 without credentials, 403 for a publishable key, another tenant's models are not listed", async () => {
+    const ctx = await sharedTestContext();
+    await expectAuthRequired(ctx, "GET", "/api/v1/pipeline/models");
+    await expectPublishableRefused(ctx, "GET", "/api/v1/pipeline/models");
+    const owner = await registerTenant(ctx);
+    await insertModels(ctx, owner.accountId, [true]);
+    const stranger = await registerTenant(ctx);
+    const res = await ctx.request("GET", "/api/v1/pipeline/models", { apiKey: stranger.apiKey });
+    expect(res.body).toEqual([]);
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { createLogger } from "../../src/shared/logger";
+import { SnapshotRegistry } from "../../src/snapshots/registry";
+import { sharedTestContext, type TestContext } from "../helpers/context";
+import { registerTenant, type Tenant } from "../helpers/tenant";
+import { generateTenant, trainAndWait } from "../pipeline/fixtures";
+
+const quiet = createLogger("silent");
+
+async function trainedTenant(ctx: TestContext): Promise<{ tenant: Tenant; modelId: number }> {
+  const tenant = await registerTenant(ctx);
+  await generateTenant(ctx, tenant.accountId);
+  const job = await trainAndWait(ctx, tenant.apiKey);
+  expect(job.status).toBe("completed");
+  return { tenant, modelId: job.modelId! };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await Bun.sleep(20);
+}
+
+describe("snapshot registry", () => {
+  test("an account without a published model has no snapshot", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    expect(await ctx.deps.snapshots.getSnapshot(tenant.accountId)).toBeUndefined();
+    expect(ctx.deps.snapshots.peekSnapshot(tenant.accountId)).toBeUndefined();
+  }, 120_000);
+
+  test("loads lazily from the stored artifact (as after a restart); peek returns the same reference", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, modelId } = await trainedTenant(ctx);
+    const fresh = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
+    expect(fresh.peekSnapshot(tenant.accountId)).toBeUndefined();
+    const snapshot = await fresh.getSnapshot(tenant.accountId);
+    expect(snapshot).toMatchObject({ accountId: tenant.accountId, modelId, version: 1 });
+    expect(fresh.peekSnapshot(tenant.accountId)).toBe(snapshot!);
+    const items = snapshot!.items;
+    const i = items.indexByExternalId.get("p-1-3")!;
+    expect(items.externalIds[i]).toBe("p-1-3");
+    expect(items.names[i]).toBe("Item 3 of category 1");
+    expect(items.prices[i]).toBe(13);
+    expect(items.categories[i]).toBe("cat1/sub1");
+    expect(items.brands[i]).toBe("brand0");
+    expect(items.inStock[i]).toBe(1);
+    expect(items.deleted[i]).toBe(0);
+    expect(snapshot!.model.nItems).toBe(items.count);
+    expect(snapshot!.bytes).toBeGreaterThan(0);
+    expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes });
+  }, 120_000);
+
+  test("the LRU keeps total bytes under the bound by evicting the least recently used account", async () => {
+    const ctx = await sharedTestContext();
+    const a = await trainedTenant(ctx);
+    const b = await trainedTenant(ctx);
+    const probe = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
+    const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes;
+    const bounded = new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: size + size / 2,
+    });
+    await bounded.getSnapshot(a.tenant.accountId);
+    await bounded.getSnapshot(b.tenant.accountId);
+    expect(bounded.stats().snapshots).toBe(1);
+    expect(bounded.peekSnapshot(a.tenant.accountId)).toBeUndefined();
+    expect(bounded.peekSnapshot(b.tenant.accountId)?.modelId).toBe(b.modelId);
+    expect(bounded.stats().bytes).toBeLessThanOrEqual(size + size / 2);
+  }, 120_000);
+
+  test("a product deleted through the API is flagged in the live snapshot at once", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await trainedTenant(ctx);
+    const snapshot = (await ctx.deps.snapshots.getSnapshot(tenant.accountId))!;
+    const i = snapshot.items.indexByExternalId.get("p-0-0")!;
+    expect(snapshot.items.deleted[i]).toBe(0);
+    const res = await ctx.request("DELETE", "/api/v1/products/external/p-0-0", { apiKey: tenant.apiKey });
+    expect(res.status).toBe(204);
+    expect(snapshot.items.deleted[i]).toBe(1);
+  }, 120_000);
+
+  test("catalogue changes made elsewhere (another process) reach the snapshot by the background refresh", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await trainedTenant(ctx);
+    const registry = new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      productRefreshMs: 0,
+    });
+    const snapshot = (await registry.getSnapshot(tenant.accountId))!;
+    const i = snapshot.items.indexByExternalId.get("p-2-1")!;
+    const j = snapshot.items.indexByExternalId.get("p-2-2")!;
+    await Bun.sleep(5); // updated_at must move past the snapshot's watermark
+    await ctx.deps.database.rows(sql`
+      update products set price = 99, in_stock = false, updated_at = now()
+      where account_id = ${tenant.accountId} and external_id = 'p-2-1'`);
+    await ctx.deps.database.rows(sql`
+      update products set deleted_at = now(), updated_at = now()
+      where account_id = ${tenant.accountId} and external_id = 'p-2-2'`);
+    await until(() => {
+      registry.peekSnapshot(tenant.accountId);
+      return snapshot.items.prices[i] === 99 && snapshot.items.deleted[j] === 1;
+    });
+    expect(snapshot.items.inStock[i]).toBe(0);
+    await registry.stop();
+  }, 120_000);
+
+  test("erasing an end user removes them from the snapshot's user map (API erasure and direct hook)", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await trainedTenant(ctx);
+    const snapshot = (await ctx.deps.snapshots.getSnapshot(tenant.accountId))!;
+    expect(snapshot.users.indexByExternalId.has("u-1")).toBe(true);
+    const res = await ctx.request("DELETE", "/api/v1/end-users/external/u-1", { apiKey: tenant.apiKey });
+    expect(res.status).toBe(200);
+    expect(snapshot.users.indexByExternalId.has("u-1")).toBe(false);
+    ctx.deps.snapshots.evictEndUser(tenant.accountId, "u-2");
+    expect(snapshot.users.indexByExternalId.has("u-2")).toBe(false);
+    // A snapshot loaded later from the same artifact does not map the erased user either.
+    const fresh = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
+    const reloaded = (await fresh.getSnapshot(tenant.accountId))!;
+    expect(reloaded.users.indexByExternalId.has("u-1")).toBe(false);
+    expect(reloaded.users.indexByExternalId.has("u-3")).toBe(true);
+  }, 120_000);
+
+  test("publication swaps the snapshot in the background; a request holding the old one keeps it intact", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, modelId } = await trainedTenant(ctx);
+    const old = (await ctx.deps.snapshots.getSnapshot(tenant.accountId))!;
+    expect(old.modelId).toBe(modelId);
+    await ctx.deps.database.rows(sql`update models set metrics = '{}'::jsonb where id = ${modelId}`);
+    const next = await trainAndWait(ctx, tenant.apiKey);
+    expect(next.metrics?.decision).toMatchObject({ published: true });
+    await until(() => ctx.deps.snapshots.peekSnapshot(tenant.accountId)?.modelId === next.modelId);
+    expect(old.modelId).toBe(modelId);
+    expect(old.items.count).toBe(40);
+  }, 120_000);
+
+  test("products deleted before training are not in the model", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    await generateTenant(ctx, tenant.accountId);
+    await ctx.deps.database.rows(sql`
+      update products set deleted_at = now() where account_id = ${tenant.accountId} and external_id = 'p-3-0'`);
+    const job = await trainAndWait(ctx, tenant.apiKey);
+    expect(job.status).toBe("completed");
+    const snapshot = (await ctx.deps.snapshots.getSnapshot(tenant.accountId))!;
+    expect(snapshot.items.count).toBe(39);
+    expect(snapshot.items.indexByExternalId.has("p-3-0")).toBe(false);
+  }, 120_000);
+});
