@@ -30,12 +30,13 @@ describe("e-commerce presets without a model", () => {
     const { tenant } = await createShop(ctx, catalogue(10));
     await interact(ctx, tenant, "buyer", "p1", "PURCHASE");
     await interact(ctx, tenant, "buyer", "p2", "PURCHASE");
-    for (const [preset, query] of [
+    const presets: [string, Record<string, string | string[]>][] = [
       ["homepage", {}],
       ["product-page", { current_product_id: "p3" }],
       ["cart", { cart_items: ["p4"] }],
       ["checkout", {}],
-    ] as const) {
+    ];
+    for (const [preset, query] of presets) {
       const res = await ctx.request("POST", `${BASE}/${preset}`, {
         apiKey: tenant.apiKey,
         query,

@@ -75,7 +75,7 @@ export function scaled(
   if (!(max > 0)) return out;
   // Non-negative signals scale by their maximum, so near-equal values stay near-equal; signed ones
   // (dot products) need the shift.
-  const floor = min >= 0 ? 0 : min;
+  const floor = Math.min(min, 0);
   const span = max - floor;
   for (let i = 0; i < n; i++) {
     if (eligible[i] !== 1) continue;
