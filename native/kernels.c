@@ -279,3 +279,59 @@ void als_cg_sweep(const int *indptr, const int *indices, const float *w, int nRo
   als_rows(&jobs[0]);
   for (int t = 1; t < nt; t++) pthread_join(th[t], NULL);
 }
+
+/*
+ * Request-time fold-in: x = (G + reg I + sum c_i y_i y_i^T)^-1 sum (1 + c_i) y_i with c_i = alpha w_i,
+ * the normal equations of one ALS user row, solved exactly by Cholesky. Items with w <= 0 are skipped.
+ * Returns 0, or 1 if the system was not positive definite.
+ */
+int fold_in_f32(const float *Y, int nItems, const int *items, const float *weights, int h, const double *gram, int k,
+                double alpha, double reg, float *out) {
+  if (k <= 0 || k > KMAX) return 1;
+  double *a = (double *)malloc(sizeof(double) * ((size_t)k * k + k));
+  if (!a) return 1;
+  double *b = a + (size_t)k * k;
+  memcpy(a, gram, sizeof(double) * (size_t)k * k);
+  for (int i = 0; i < k; i++) { a[(size_t)i * k + i] += reg; b[i] = 0; }
+  for (int q = 0; q < h; q++) {
+    const int it = items[q];
+    const double w = weights[q];
+    if (!(w > 0) || it < 0 || it >= nItems) continue;
+    const double c = alpha * w;
+    const float *y = Y + (size_t)it * k;
+    for (int i = 0; i < k; i++) {
+      const double cyi = c * y[i];
+      double *ai = a + (size_t)i * k;
+      b[i] += (1 + c) * y[i];
+      for (int j = 0; j <= i; j++) ai[j] += cyi * y[j];
+    }
+  }
+  for (int j = 0; j < k; j++) {
+    double *aj = a + (size_t)j * k;
+    double d = aj[j];
+    for (int t = 0; t < j; t++) d -= aj[t] * aj[t];
+    if (!(d > 0)) { free(a); return 1; }
+    d = sqrt(d);
+    aj[j] = d;
+    for (int i = j + 1; i < k; i++) {
+      double *ai = a + (size_t)i * k;
+      double s = ai[j];
+      for (int t = 0; t < j; t++) s -= ai[t] * aj[t];
+      ai[j] = s / d;
+    }
+  }
+  for (int i = 0; i < k; i++) {
+    double s = b[i];
+    const double *ai = a + (size_t)i * k;
+    for (int t = 0; t < i; t++) s -= ai[t] * b[t];
+    b[i] = s / ai[i];
+  }
+  for (int i = k - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int t = i + 1; t < k; t++) s -= a[(size_t)t * k + i] * b[t];
+    b[i] = s / a[(size_t)i * k + i];
+  }
+  for (int i = 0; i < k; i++) out[i] = (float)b[i];
+  free(a);
+  return 0;
+}

@@ -1,4 +1,5 @@
 import { solveSpdInPlace } from "./linalg";
+import { nativeKernels } from "./native";
 import type { History } from "./types";
 
 /** What fold-in needs from a trained ALS model. */
@@ -32,8 +33,20 @@ function scratch(k: number): Scratch {
  * users: (YᵀY + λI + Σ c_i y_i y_iᵀ) x = Σ (1 + c_i) y_i with c_i = alpha·w_i. One k×k Cholesky solve.
  * Non-positive weights (dislikes) carry no positive evidence, so they are left out of the solve.
  */
-export function foldInUser(basis: FoldInBasis, history: History, out?: Float32Array): Float32Array {
+export function foldInUser(
+  basis: FoldInBasis,
+  history: History,
+  out?: Float32Array,
+  opts: { native?: boolean } = {},
+): Float32Array {
   const { k, itemFactors: Y, itemGram, alpha, regularization } = basis;
+  const x = out ?? new Float32Array(k);
+  const native = opts.native === false || history.items.length === 0 ? null : nativeKernels();
+  if (native) {
+    const rc = native.fold_in_f32(Y, Y.length / k, history.items, history.weights, history.items.length, itemGram, k, alpha, regularization, x);
+    if (rc !== 0) x.fill(0);
+    return x;
+  }
   const s = scratch(k);
   const a = s.a;
   a.set(itemGram);
@@ -55,7 +68,6 @@ export function foldInUser(basis: FoldInBasis, history: History, out?: Float32Ar
       for (let j = 0; j <= i; j++) a[ro + j]! += cyi * Y[yo + j]!;
     }
   }
-  const x = out ?? new Float32Array(k);
   if (!solveSpdInPlace(a, s.b, s.x, k)) {
     x.fill(0);
     return x;

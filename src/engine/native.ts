@@ -26,6 +26,13 @@ const symbols = {
     ],
     returns: FFIType.void,
   },
+  fold_in_f32: {
+    args: [
+      FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.i32,
+      FFIType.f64, FFIType.f64, FFIType.ptr,
+    ],
+    returns: FFIType.i32,
+  },
 } as const;
 
 export type NativeKernels = ReturnType<typeof dlopen<typeof symbols>>["symbols"];

@@ -24,7 +24,7 @@ export const DEFAULT_WEIGHTS: Readonly<WeightConfig> = Object.freeze({
   click: 1.5,
   cart: 3,
   purchase: 5,
-  like: 3,
+  like: 2,
   dislike: -5,
   search: 0.5,
   rating: 1,

@@ -41,11 +41,20 @@ describe("implicit ALS", () => {
     const f = fitAls(matrix, o);
     // One exact user sweep makes X the least-squares optimum for the final item factors.
     alsSweep(matrix, f.userFactors, f.itemFactors, f.k, { ...o, cgSteps: 64 });
-    const basis = { k: f.k, itemFactors: f.itemFactors, itemGram: gramMatrix(f.itemFactors, matrix.nCols, f.k), alpha: o.alpha, regularization: o.regularization };
+    const basis = {
+      k: f.k,
+      itemFactors: f.itemFactors,
+      itemGram: gramMatrix(f.itemFactors, matrix.nCols, f.k),
+      alpha: o.alpha,
+      regularization: o.regularization,
+    };
     for (const u of [0, 7, 123]) {
       const a = matrix.indptr[u]!;
       const b = matrix.indptr[u + 1]!;
-      const x = foldInUser(basis, { items: matrix.indices.subarray(a, b), weights: matrix.data.subarray(a, b) });
+      const x = foldInUser(basis, {
+        items: matrix.indices.subarray(a, b),
+        weights: matrix.data.subarray(a, b),
+      });
       const trained = f.userFactors.subarray(u * f.k, (u + 1) * f.k);
       let diff = 0;
       let norm = 0;
@@ -59,14 +68,30 @@ describe("implicit ALS", () => {
 
   test("fold-in takes well under a millisecond at k=64", () => {
     const f = fitAls(matrix, { factors: 64, iterations: 2 });
-    const basis = { k: 64, itemFactors: f.itemFactors, itemGram: gramMatrix(f.itemFactors, matrix.nCols, 64), alpha: 10, regularization: 0.1 };
-    const history = { items: Int32Array.from({ length: 30 }, (_, i) => i * 7), weights: new Float32Array(30).fill(1) };
+    const basis = {
+      k: 64,
+      itemFactors: f.itemFactors,
+      itemGram: gramMatrix(f.itemFactors, matrix.nCols, 64),
+      alpha: 10,
+      regularization: 0.1,
+    };
+    const history = {
+      items: Int32Array.from({ length: 30 }, (_, i) => i * 7),
+      weights: new Float32Array(30).fill(1),
+    };
     const out = new Float32Array(64);
     for (let i = 0; i < 50; i++) foldInUser(basis, history, out);
-    const t = performance.now();
-    const runs = 500;
-    for (let i = 0; i < runs; i++) foldInUser(basis, history, out);
-    expect((performance.now() - t) / runs).toBeLessThan(1);
+    // Median of several batches, so a busy CI machine does not fail the test on one slow batch.
+    const perCall: number[] = [];
+    for (let batch = 0; batch < 7; batch++) {
+      const t = performance.now();
+      for (let i = 0; i < 100; i++) foldInUser(basis, history, out);
+      perCall.push((performance.now() - t) / 100);
+    }
+    perCall.sort((a, b) => a - b);
+    expect(perCall[3]!).toBeLessThan(1);
+    const ts = foldInUser(basis, history, undefined, { native: false });
+    for (let t = 0; t < 64; t++) expect(Math.abs(ts[t]! - out[t]!)).toBeLessThan(1e-4 * (1 + Math.abs(ts[t]!)));
   });
 });
 
@@ -74,7 +99,13 @@ describe("EASE", () => {
   test("matches the closed form on a hand-checkable 3-item case", () => {
     // X = [[1,1,0],[0,1,1]], λ = 1: G + λI = [[2,1,0],[1,3,1],[0,1,2]], whose inverse is
     // (1/8)·[[5,-2,1],[-2,4,-2],[1,-2,5]], so B[i][j] = -P[i][j]/P[j][j].
-    const x = buildCsr(Int32Array.from([0, 0, 1, 1]), Int32Array.from([0, 1, 1, 2]), new Float32Array(4).fill(1), 2, 3);
+    const x = buildCsr(
+      Int32Array.from([0, 0, 1, 1]),
+      Int32Array.from([0, 1, 1, 2]),
+      new Float32Array(4).fill(1),
+      2,
+      3,
+    );
     const m = fitEase(x, { lambda: 1 });
     const dense = Array.from({ length: 3 }, () => [0, 0, 0]);
     for (let r = 0; r < 3; r++)
@@ -84,7 +115,8 @@ describe("EASE", () => {
       [2 / 5, 0, 2 / 5],
       [-1 / 5, 2 / 4, 0],
     ];
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) expect(dense[i]![j]!).toBeCloseTo(want[i]![j]!, 6);
+    for (let i = 0; i < 3; i++)
+      for (let j = 0; j < 3; j++) expect(dense[i]![j]!).toBeCloseTo(want[i]![j]!, 6);
     const scores = easeScores(m, [0], [1], new Float32Array(3));
     expect(scores[1]!).toBeCloseTo(0.5, 6);
   });

@@ -6,7 +6,11 @@ export function smallSynthetic(interactions = 20_000, seed = 3) {
   return generateSynthetic({ interactions, nUsers: 400, nItems: 300, nCategories: 10, seed, withMeta: true });
 }
 
-export function interactionsFrom(rows: [number, number, number, number?][], nUsers: number, nItems: number): Interactions {
+export function interactionsFrom(
+  rows: [number, number, number, number?][],
+  nUsers: number,
+  nItems: number,
+): Interactions {
   return {
     user: Int32Array.from(rows, (r) => r[0]),
     item: Int32Array.from(rows, (r) => r[1]),

@@ -66,7 +66,13 @@ describe("ALS conjugate-gradient sweep", () => {
       rows.push(Math.floor(rng() * nRows));
       cols.push(Math.floor(rng() * nCols));
     }
-    const m = buildCsr(Int32Array.from(rows), Int32Array.from(cols), new Float32Array(rows.length).fill(1), nRows, nCols);
+    const m = buildCsr(
+      Int32Array.from(rows),
+      Int32Array.from(cols),
+      new Float32Array(rows.length).fill(1),
+      nRows,
+      nCols,
+    );
     const Y = Float32Array.from({ length: nCols * k }, () => gaussian(rng) * 0.1);
     const X0 = Float32Array.from({ length: nRows * k }, () => gaussian(rng) * 0.1);
     const gram = gramMatrix(Y, nCols, k);

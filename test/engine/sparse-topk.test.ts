@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { createRng } from "../../src/engine/rng";
 import { buildCsr, transposeCsr } from "../../src/engine/sparse";
 import { topK } from "../../src/engine/topk";
-import { createRng } from "../../src/engine/rng";
 
 describe("CSR", () => {
   test("sums duplicate coordinates, sorts columns and drops non-positive entries", () => {

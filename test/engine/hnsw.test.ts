@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import {
+  type AnnIndex,
+  type AnnSpace,
+  buildAnnIndex,
+  deserializeAnnIndex,
+  exactSearch,
+  searchAnn,
+  serializeAnnIndex,
+} from "../../src/engine/hnsw";
+import { createRng, gaussian } from "../../src/engine/rng";
+
+/** Clustered vectors, like trained item factors (random isotropic data is an unrealistic worst case). */
+function clustered(n: number, dims: number, seed: number): Float32Array {
+  const rng = createRng(seed);
+  const centres = Float32Array.from({ length: 40 * dims }, () => gaussian(rng));
+  const v = new Float32Array(n * dims);
+  for (let i = 0; i < n; i++) {
+    const c = Math.floor(rng() * 40);
+    for (let d = 0; d < dims; d++) v[i * dims + d] = centres[c * dims + d]! + 0.6 * gaussian(rng);
+  }
+  return v;
+}
+
+function recall(ix: AnnIndex, queries: Float32Array, k: number, filter?: (i: number) => boolean): number {
+  let hit = 0;
+  let total = 0;
+  const nq = queries.length / ix.dims;
+  for (let q = 0; q < nq; q++) {
+    const query = queries.subarray(q * ix.dims, (q + 1) * ix.dims);
+    const truth = new Set(exactSearch(ix, query, k, filter).items);
+    for (const i of searchAnn(ix, query, k, filter).items) if (truth.has(i)) hit++;
+    total += truth.size;
+  }
+  return hit / total;
+}
+
+describe("HNSW wrapper", () => {
+  const dims = 32;
+  const vectors = clustered(3000, dims, 1);
+  const queries = clustered(100, dims, 2);
+
+  for (const space of ["ip", "cosine"] as AnnSpace[]) {
+    test(`${space}: recall@10 ≥ 0.95 against brute force, also after serialize/load`, () => {
+      const ix = buildAnnIndex(vectors, dims, space);
+      expect(recall(ix, queries, 10)).toBeGreaterThanOrEqual(0.95);
+      const bytes = serializeAnnIndex(ix);
+      const loaded = deserializeAnnIndex(bytes, vectors, dims, space);
+      expect(loaded.index.getCurrentCount()).toBe(3000);
+      expect(recall(loaded, queries, 10)).toBeGreaterThanOrEqual(0.95);
+    });
+  }
+
+  test("filters: broad filters go through the graph, selective ones are answered exactly", () => {
+    const ix = buildAnnIndex(vectors, dims, "ip");
+    const even = (i: number) => i % 2 === 0;
+    expect(recall(ix, queries, 10, even)).toBeGreaterThanOrEqual(0.95);
+    const rare = (i: number) => i % 500 === 3;
+    const q = queries.subarray(0, dims);
+    const res = searchAnn(ix, q, 10, rare);
+    expect([...res.items]).toEqual([...exactSearch(ix, q, 10, rare).items]);
+    expect(res.items.length).toBe(6);
+  });
+
+  test("zero vectors are not indexed", () => {
+    const v = new Float32Array(4 * 3);
+    v.set([1, 0, 0], 0);
+    v.set([0, 1, 0], 6);
+    const ix = buildAnnIndex(v, 3, "cosine");
+    expect(ix.index.getCurrentCount()).toBe(2);
+  });
+});

@@ -1,0 +1,171 @@
+import { describe, expect, test } from "bun:test";
+import { buildCategoryIndex, findCategory } from "../../src/engine/categories";
+import { buildContentVectors } from "../../src/engine/content";
+import { buildCooccurrence } from "../../src/engine/cooccurrence";
+import { mmrRerank } from "../../src/engine/mmr";
+import { computePopularity } from "../../src/engine/popularity";
+import { complementaryItems, historyFromEvents, popularItems, similarItems } from "../../src/engine/serving";
+import { trainModel } from "../../src/engine/train";
+import { EventType } from "../../src/engine/types";
+import { eventWeights } from "../../src/engine/weighting";
+import { interactionsFrom, smallSynthetic } from "./helpers";
+
+const cos = (v: Float32Array, d: number, a: number, b: number) => {
+  let s = 0;
+  for (let t = 0; t < d; t++) s += v[a * d + t]! * v[b * d + t]!;
+  return s;
+};
+
+describe("event weighting", () => {
+  test("purchase > cart > like > click > view, dislikes negative, low ratings small, recency decays", () => {
+    const T = EventType;
+    const ev = interactionsFrom(
+      [
+        [0, 0, T.PURCHASE],
+        [0, 0, T.CART],
+        [0, 0, T.LIKE],
+        [0, 0, T.CLICK],
+        [0, 0, T.VIEW],
+        [0, 0, T.DISLIKE],
+      ],
+      1,
+      1,
+    );
+    const w = eventWeights(ev);
+    for (let i = 1; i < 5; i++) expect(w[i - 1]!).toBeGreaterThan(w[i]!);
+    expect(w[5]!).toBeLessThan(0);
+    const ratings = interactionsFrom(
+      [
+        [0, 0, T.RATING],
+        [0, 0, T.RATING],
+      ],
+      1,
+      1,
+    );
+    ratings.value.set([5, 1]);
+    const rw = eventWeights(ratings);
+    expect(rw[0]!).toBeGreaterThan(3 * rw[1]!);
+    const old = interactionsFrom(
+      [
+        [0, 0, T.VIEW, 0],
+        [0, 0, T.VIEW, 30 * 86_400_000],
+      ],
+      1,
+      1,
+    );
+    const dw = eventWeights(old, { halfLifeDays: 30 });
+    expect(dw[0]!).toBeCloseTo(dw[1]! / 2, 5);
+  });
+});
+
+describe("content vectors", () => {
+  test("items sharing category and brand are closer than unrelated items; vectors are unit length", () => {
+    const items = [
+      { name: "Galaxy phone 128GB", categoryPath: "electronics/phones", brand: "samsung", price: 700 },
+      { name: "Galaxy phone 256GB", categoryPath: "electronics/phones", brand: "samsung", price: 800 },
+      { name: "Cotton shirt", categoryPath: "apparel/shirts", brand: "levis", price: 30 },
+      {
+        name: "USB cable",
+        categoryPath: "electronics/accessories",
+        brand: "anker",
+        attributes: { length: 1, braided: true },
+      },
+      {},
+    ];
+    const v = buildContentVectors(items, items.length, { dims: 256 });
+    expect(cos(v, 256, 0, 0)).toBeCloseTo(1, 5);
+    expect(cos(v, 256, 0, 1)).toBeGreaterThan(cos(v, 256, 0, 2));
+    expect(cos(v, 256, 0, 3)).toBeGreaterThan(cos(v, 256, 0, 2));
+    expect(cos(v, 256, 4, 4)).toBe(0);
+  });
+});
+
+describe("co-occurrence", () => {
+  test("finds items carted and bought together, not items only seen apart", () => {
+    const T = EventType;
+    const rows: [number, number, number, number][] = [];
+    for (let u = 0; u < 20; u++) {
+      rows.push(
+        [u, 1, T.CART, u * 1e9],
+        [u, 2, T.PURCHASE, u * 1e9 + 60_000],
+        [u, 3 + (u % 5), T.CART, u * 1e9 + 10 * 86_400_000],
+      );
+    }
+    const co = buildCooccurrence(interactionsFrom(rows, 20, 10));
+    expect(co.indices[co.indptr[1]!]).toBe(2);
+    expect(co.indices[co.indptr[2]!]).toBe(1);
+    expect(co.indptr[4]! - co.indptr[3]!).toBe(0);
+  });
+});
+
+describe("popularity", () => {
+  test("per-category lists include descendants and trending favours recent growth", () => {
+    const items = [{ categoryPath: "a/x" }, { categoryPath: "a/y" }, { categoryPath: "b" }];
+    const cats = buildCategoryIndex(items, 3);
+    const day = 86_400_000;
+    const rows: [number, number, number, number][] = [];
+    for (let i = 0; i < 20; i++) rows.push([i, 0, 0, 10 * day - i * 3600_000]);
+    for (let i = 0; i < 10; i++) rows.push([i, 1, 0, 20 * day]);
+    for (let i = 0; i < 5; i++) rows.push([i, 2, 0, 20 * day]);
+    const ev = interactionsFrom(rows, 20, 3);
+    const pop = computePopularity(ev, eventWeights(ev), cats, { halfLifeDays: 0 });
+    const a = findCategory(cats, "a");
+    const row = [
+      ...pop.byCategory.indices.subarray(pop.byCategory.indptr[a]!, pop.byCategory.indptr[a + 1]!),
+    ];
+    expect(row).toEqual([0, 1]);
+    expect(pop.trending[1]!).toBeGreaterThan(pop.trending[0]!);
+  });
+});
+
+describe("serving primitives", () => {
+  const data = smallSynthetic();
+  const { model } = trainModel({ events: data.events, items: data.items }, { search: false });
+  const cat = data.itemCategory;
+
+  test("similar items mostly share the item's category", () => {
+    const sim = similarItems(model, 0, 10);
+    expect(sim.items.length).toBe(10);
+    expect([...sim.items]).not.toContain(0);
+    const same = [...sim.items].filter((i) => cat[i] === cat[0]).length;
+    expect(same).toBeGreaterThanOrEqual(7);
+    const filtered = similarItems(model, 0, 5, (i) => i % 2 === 1);
+    expect([...filtered.items].every((i) => i % 2 === 1)).toBe(true);
+  });
+
+  test("complementary items exclude the cart and are returned best first", () => {
+    const rec = complementaryItems(model, [0, 1], 8);
+    expect(rec.items.length).toBe(8);
+    expect([...rec.items]).not.toContain(0);
+    for (let i = 1; i < rec.scores.length; i++)
+      expect(rec.scores[i]!).toBeLessThanOrEqual(rec.scores[i - 1]!);
+  });
+
+  test("popular items by category stay inside the category", () => {
+    const c = model.categories.itemCategory[5]!;
+    const top = popularItems(model, c, 5);
+    expect(top.items.length).toBeGreaterThan(0);
+    expect([...top.items].every((i) => model.categories.itemCategory[i] === c)).toBe(true);
+    expect(popularItems(model, "all", 10).items.length).toBe(10);
+  });
+
+  test("MMR trades a little relevance for category diversity", () => {
+    const cand = Int32Array.from({ length: 60 }, (_, i) => i * 5);
+    const scores = Float32Array.from(cand, (i) => 1 - i / 1000);
+    const plain = [...cand.slice(0, 10)];
+    const diverse = [...mmrRerank(model, cand, scores, 10, 0.5)];
+    const cats = (xs: number[]) => new Set(xs.map((i) => cat[i])).size;
+    expect(cats(diverse)).toBeGreaterThanOrEqual(cats(plain));
+    expect(diverse[0]).toBe(plain[0]);
+  });
+
+  test("history from raw events applies the model's weights and sums repeats", () => {
+    const h = historyFromEvents(model, {
+      items: [4, 4, 9],
+      types: [EventType.VIEW, EventType.PURCHASE, EventType.DISLIKE],
+    });
+    expect([...h.items]).toEqual([4, 9]);
+    expect(h.weights[0]!).toBeCloseTo(model.weights.view + model.weights.purchase, 5);
+    expect(h.weights[1]!).toBeLessThan(0);
+  });
+});
