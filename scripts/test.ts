@@ -18,7 +18,9 @@ interface RunResult {
 
 async function runSuite(label: string, env: Record<string, string | undefined>): Promise<RunResult> {
   console.log(`\n=== bun test on ${label} ===`);
-  const child = Bun.spawn([process.execPath, "test", ...args], {
+  // Database-backed tests register tenants (argon2id hashing) and train small models: on a loaded 2-core
+  // machine that can take longer than bun's 5 s default per test.
+  const child = Bun.spawn([process.execPath, "test", "--timeout=60000", ...args], {
     env: { ...process.env, ...env },
     stdout: "pipe",
     stderr: "pipe",
