@@ -15,6 +15,7 @@ import { opsModule } from "./modules/ops";
 import { pipelineModule } from "./modules/pipeline";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
+import { recommendationsModule } from "./modules/recommendations";
 import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
@@ -63,7 +64,8 @@ export function createApp(deps: AppDeps) {
     .use(plansModule(deps))
     .use(usageModule(deps))
     .use(billingModule(deps))
-    .use(sandboxModule(deps));
+    .use(sandboxModule(deps))
+    .use(recommendationsModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

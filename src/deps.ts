@@ -22,6 +22,7 @@ import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
 import { PlanEnforcer } from "./modules/plans/enforcer";
 import type { PlanTableType } from "./modules/plans/schemas";
+import { RecommendationService } from "./modules/recommendations/service";
 import { createLogger, type Logger } from "./shared/logger";
 import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
 import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
@@ -57,6 +58,8 @@ export interface AppDeps {
   readonly jobs: JobRunner;
   /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
   readonly snapshots: SnapshotRegistry;
+  /** Recommender caches (per-user history, no-model catalogue) and the batched recommendation log. */
+  readonly recommendations: RecommendationService;
 }
 
 export interface Lifecycle {
@@ -104,6 +107,7 @@ export async function createDeps(
   jobs.registerJobKind(ingestionJobKind({ database, config }));
   const snapshots = new SnapshotRegistry({ database, logger, maxBytes: config.snapshotCacheMb * 1024 * 1024 });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots }));
+  const recommendations = new RecommendationService(database, logger, snapshots);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -123,6 +127,7 @@ export async function createDeps(
     payments,
     jobs,
     snapshots,
+    recommendations,
     async start() {
       await health.start();
       await identity.start();
@@ -130,11 +135,13 @@ export async function createDeps(
       lapseSweeper.start();
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
+      recommendations.start();
       await jobs.start();
     },
     async stop() {
       // First: workers finish their current chunk while the database is still open.
       await jobs.stop();
+      await recommendations.stop();
       await snapshots.stop();
       await stopErasureBridge?.();
       health.stop();
