@@ -2,7 +2,7 @@
  * A small shop for recommendation tests: products over a category tree with brands, prices, stock and
  * attributes, end users and interactions, all created through the public API.
  */
-import { expect, setDefaultTimeout } from "bun:test";
+import { expect } from "bun:test";
 import type { TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 
@@ -15,9 +15,6 @@ export interface FixtureProduct {
   inStock?: boolean;
   attributes?: Record<string, unknown>;
 }
-
-// Each test signs up a tenant and creates its catalogue through the API; shared CI machines are slow.
-setDefaultTimeout(60_000);
 
 const CATEGORIES = [
   "electronics/phones",

@@ -1,8 +1,11 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { catalogue, createShop, deleteProduct, ids, interact } from "./fixtures";
+
+// Each test signs up a tenant and builds its catalogue through the API; shared machines are slow.
+setDefaultTimeout(60_000);
 
 const CATEGORY = "/api/v1/recommendations/category";
 const similar = (id: string) => `/api/v1/recommendations/products/external/${id}/similar`;
@@ -132,5 +135,29 @@ describe("recommendation logs", () => {
     expect(rows[0]!.endpoint).toBe("personalized/query");
     const items = typeof rows[0]!.items === "string" ? JSON.parse(rows[0]!.items) : rows[0]!.items;
     expect(items).toEqual(ids(res.body));
+  });
+
+  test("an erased end user is forgotten: no cached history, no queued logs", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(4));
+    await interact(ctx, tenant, "gone", "p1", "PURCHASE");
+    const body = { external_user_id: "gone", limit: 10 };
+    const before = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      apiKey: tenant.apiKey,
+      body,
+    });
+    expect(ids(before.body)).not.toContain("p1");
+    const erased = await ctx.request("DELETE", "/api/v1/end-users/external/gone", { apiKey: tenant.apiKey });
+    expect(erased.status).toBe(200);
+    const after = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      apiKey: tenant.apiKey,
+      body,
+    });
+    expect(ids(after.body)).toContain("p1");
+    await ctx.deps.recommendations.logs.flush();
+    const rows = await ctx.deps.database.rows(
+      sql`select 1 from recommendation_logs where account_id = ${tenant.accountId}`,
+    );
+    expect(rows).toHaveLength(0);
   });
 });

@@ -1,8 +1,11 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
 import { deleteProduct, ids, interact } from "./fixtures";
+
+// Each test signs up a tenant and builds its catalogue through the API; shared machines are slow.
+setDefaultTimeout(60_000);
 
 const QUERY = "/api/v1/recommendations/personalized/query";
 

@@ -1,8 +1,11 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { ALLOWED_ORIGIN, createKey } from "../helpers/tenant";
 import { catalogue, createEndUser, createShop, deleteProduct, ids, interact } from "./fixtures";
+
+// Each test signs up a tenant and builds its catalogue through the API; shared machines are slow.
+setDefaultTimeout(60_000);
 
 const PATH = "/api/v1/recommendations/personalized/query";
 
