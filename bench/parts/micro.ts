@@ -4,7 +4,7 @@ import { type BenchContext, type BenchPart, type Figure, NotAvailable, type Part
 import { filterPairs } from "../micro/filters";
 import {
   alsSweepPair,
-  hnswPair,
+  hnswPairs,
   type KernelPair,
   MICRO_SIZES,
   scoringPairs,
@@ -23,7 +23,7 @@ export const microPart: BenchPart = {
       ["ALS sweep", () => alsSweepPair(s)],
       ["SPD inverse", () => spdInversePair(s)],
       ["scoring", () => scoringPairs(s)],
-      ["HNSW", () => hnswPair(s)],
+      ["HNSW", () => hnswPairs(s)],
       ["filters", () => filterPairs(ctx.repoRoot, s)],
     ] as const) {
       ctx.log(label);
