@@ -66,7 +66,7 @@ describe("GET /api/v1/usage/summary", () => {
     expect(res.body.month.requests).toBe(2);
     expect(res.body.counts).toEqual({ products: 200, endUsers: 100 });
     expect(res.body.remaining.products).toBe(ctx.deps.plans.FREE!.limits.maxProducts - 200);
-  });
+  }, 60_000);
 
   test("is JWT only: an API key answers 401 INVALID_TOKEN", async () => {
     const tenant = await registerTenant(ctx);
@@ -83,7 +83,13 @@ describe("GET /api/v1/usage/", () => {
     const res = await ctx.request("GET", "/api/v1/usage/", { apiKey: tenant.apiKey });
     expect(res.status).toBe(200);
     expect(res.body.length).toBe(30);
-    expect(res.body.at(-1)).toEqual({ date: today(), requests: 1, recommendations: 0, ingestedRecords: 0, trainings: 0 });
+    expect(res.body.at(-1)).toEqual({
+      date: today(),
+      requests: 1,
+      recommendations: 0,
+      ingestedRecords: 0,
+      trainings: 0,
+    });
   });
 
   test("answers the requested range with stored days and zeros in between", async () => {

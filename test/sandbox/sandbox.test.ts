@@ -10,35 +10,46 @@ beforeAll(async () => {
   ctx = await sharedTestContext();
 });
 
+/** Loading the demo shop twice is seconds of work on a busy machine. */
+const SLOW = 60_000;
+
 const status = (tenant: Tenant) => ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
 
 describe("POST /api/v1/sandbox/quick-start", () => {
-  test("loads ~200 products, 100 end users and 3000 interactions and queues a training job", async () => {
-    const tenant = await registerTenant(ctx);
-    const res = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
-    expect(typeof res.body.jobId).toBe("number");
-    const after = await status(tenant);
-    expect(after.body.counts).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
-    expect(after.body.counts.jobs).toBeGreaterThanOrEqual(1);
-    const [categories] = await ctx.deps.database.rows<{ n: number; brands: number }>(
-      sql`select count(distinct category)::int as n, count(distinct brand)::int as brands
+  test(
+    "loads ~200 products, 100 end users and 3000 interactions and queues a training job",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      const res = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
+      expect(typeof res.body.jobId).toBe("number");
+      const after = await status(tenant);
+      expect(after.body.counts).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
+      expect(after.body.counts.jobs).toBeGreaterThanOrEqual(1);
+      const [categories] = await ctx.deps.database.rows<{ n: number; brands: number }>(
+        sql`select count(distinct category)::int as n, count(distinct brand)::int as brands
           from products where account_id = ${tenant.accountId}`,
-    );
-    expect(categories!.n).toBeGreaterThanOrEqual(5);
-    expect(categories!.brands).toBeGreaterThanOrEqual(10);
-  });
+      );
+      expect(categories!.n).toBeGreaterThanOrEqual(5);
+      expect(categories!.brands).toBeGreaterThanOrEqual(10);
+    },
+    SLOW,
+  );
 
-  test("a second quick-start answers 409 CONFLICT until the sandbox is reset", async () => {
-    const tenant = await registerTenant(ctx);
-    expect((await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey })).status).toBe(
-      200,
-    );
-    const again = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
-    expect(again.status).toBe(409);
-    expect(again.body.errorCode).toBe("CONFLICT");
-  });
+  test(
+    "a second quick-start answers 409 CONFLICT until the sandbox is reset",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      expect(
+        (await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey })).status,
+      ).toBe(200);
+      const again = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
+      expect(again.status).toBe(409);
+      expect(again.body.errorCode).toBe("CONFLICT");
+    },
+    SLOW,
+  );
 
   test("requires authentication and refuses publishable keys", async () => {
     await expectAuthRequired(ctx, "POST", "/api/v1/sandbox/quick-start");
@@ -75,12 +86,16 @@ describe("GET /api/v1/sandbox/status", () => {
     });
   });
 
-  test("counts only the caller's own data", async () => {
-    const [owner, other] = await Promise.all([registerTenant(ctx), registerTenant(ctx)]);
-    await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: owner.apiKey });
-    const res = await status(other);
-    expect(res.body.counts.products).toBe(0);
-  });
+  test(
+    "counts only the caller's own data",
+    async () => {
+      const [owner, other] = await Promise.all([registerTenant(ctx), registerTenant(ctx)]);
+      await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: owner.apiKey });
+      const res = await status(other);
+      expect(res.body.counts.products).toBe(0);
+    },
+    SLOW,
+  );
 
   test("requires authentication and refuses publishable keys", async () => {
     await expectAuthRequired(ctx, "GET", "/api/v1/sandbox/status");
@@ -89,29 +104,33 @@ describe("GET /api/v1/sandbox/status", () => {
 });
 
 describe("POST /api/v1/sandbox/reset", () => {
-  test("deletes the account's products, end users, interactions, models and jobs and answers the counts", async () => {
-    const tenant = await registerTenant(ctx);
-    const other = await registerTenant(ctx);
-    await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
-    await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: other.apiKey });
-    const res = await ctx.request("POST", "/api/v1/sandbox/reset", { token: tenant.token });
-    expect(res.status).toBe(200);
-    expect(res.body.deleted).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
-    expect(res.body.deleted.jobs).toBeGreaterThanOrEqual(1);
-    expect((await status(tenant)).body.counts).toEqual({
-      products: 0,
-      endUsers: 0,
-      interactions: 0,
-      models: 0,
-      jobs: 0,
-    });
-    const [orders] = await ctx.deps.database.rows<{ n: number }>(
-      sql`select count(*)::int as n from orders where account_id = ${tenant.accountId}`,
-    );
-    expect(orders!.n).toBe(0);
-    // Another tenant's data is untouched.
-    expect((await status(other)).body.counts.products).toBe(200);
-  });
+  test(
+    "deletes the account's products, end users, interactions, models and jobs and answers the counts",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      const other = await registerTenant(ctx);
+      await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
+      await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: other.apiKey });
+      const res = await ctx.request("POST", "/api/v1/sandbox/reset", { token: tenant.token });
+      expect(res.status).toBe(200);
+      expect(res.body.deleted).toMatchObject({ products: 200, endUsers: 100, interactions: 3000 });
+      expect(res.body.deleted.jobs).toBeGreaterThanOrEqual(1);
+      expect((await status(tenant)).body.counts).toEqual({
+        products: 0,
+        endUsers: 0,
+        interactions: 0,
+        models: 0,
+        jobs: 0,
+      });
+      const [orders] = await ctx.deps.database.rows<{ n: number }>(
+        sql`select count(*)::int as n from orders where account_id = ${tenant.accountId}`,
+      );
+      expect(orders!.n).toBe(0);
+      // Another tenant's data is untouched.
+      expect((await status(other)).body.counts.products).toBe(200);
+    },
+    SLOW,
+  );
 
   test("answers 403 FREE_PLAN_ONLY on a paid plan", async () => {
     const tenant = await registerTenant(ctx);
