@@ -20,7 +20,7 @@ export interface AnnOptions {
 
 export const DEFAULT_ANN: Readonly<AnnOptions> = Object.freeze({
   m: 16,
-  efConstruction: 200,
+  efConstruction: 100,
   efSearch: 128,
   seed: 42,
   exactBelowSelectivity: 0.02,
