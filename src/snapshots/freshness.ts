@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { bumpItemsRevision } from "./revision";
 import type { Snapshot } from "./types";
 
 interface ChangedProduct {
@@ -41,5 +42,6 @@ export async function refreshProducts(database: Database, snapshot: Snapshot, si
     items.inStock[i] = row.in_stock ? 1 : 0;
     items.deleted[i] = row.deleted ? 1 : 0;
   }
+  if (rows.length > 0) bumpItemsRevision(snapshot);
   return new Date(watermark);
 }

@@ -12,6 +12,7 @@ import { onProductsChanged } from "../modules/products/events";
 import type { Logger } from "../shared/logger";
 import { buildSnapshot } from "./build";
 import { refreshProducts } from "./freshness";
+import { bumpItemsRevision } from "./revision";
 import type { Snapshot } from "./types";
 
 export const MODEL_PUBLISHED_CHANNEL = "model_published";
@@ -125,6 +126,7 @@ export class SnapshotRegistry {
       const i = entry.snapshot.items.indexByExternalId.get(externalId);
       if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
     }
+    if (deletedExternalIds.length > 0) bumpItemsRevision(entry.snapshot);
     entry.checkedAt = 0;
   }
 
