@@ -1,9 +1,9 @@
 /**
  * Loads one account's training data into typed arrays: products that are not deleted become dense items
  * (in products.id order), end users with at least one usable interaction become dense users (in order of
- * first appearance), and interactions are read in id-keyset pages straight into preallocated columns.
- * Reading pages of plain rows keeps memory flat and works the same on PGlite and postgres.js; the upper id
- * bound taken first makes the load a consistent cut even while new events keep arriving.
+ * first appearance), and interactions are read in id-range pages straight into preallocated columns.
+ * Reading pages of plain rows keeps memory flat and works the same on PGlite and postgres.js; the id bounds
+ * taken first make the load a consistent cut even while new events keep arriving.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -24,7 +24,7 @@ export interface TrainingData {
 const PAGE_ROWS = 50_000;
 
 interface ProductRow {
-  id: number;
+  product_id: number;
   external_id: string;
   name: string;
   description: string | null;
@@ -35,7 +35,6 @@ interface ProductRow {
 }
 
 interface EventRow {
-  id: number;
   u: number;
   p: number;
   t: number;
@@ -50,10 +49,12 @@ export async function loadTrainingData(
 ): Promise<TrainingData> {
   const { items, productIds, externalIds, indexByProductId } = await loadItems(database, accountId);
 
-  const [bounds] = await database.rows<{ n: number; max_id: number | null }>(sql`
-    select count(*)::float8 as n, max(id)::float8 as max_id from interactions where account_id = ${accountId}`);
+  const [bounds] = await database.rows<{ n: number; lo: number | null; hi: number | null }>(sql`
+    select count(*)::float8 as n, min(id)::float8 as lo, max(id)::float8 as hi
+    from interactions where account_id = ${accountId}`);
   const expected = Number(bounds?.n ?? 0);
-  const maxId = bounds?.max_id === null || bounds?.max_id === undefined ? 0 : Number(bounds.max_id);
+  const lo = Number(bounds?.lo ?? 1);
+  const hi = Number(bounds?.hi ?? 0);
 
   let capacity = Math.max(16, expected);
   let user = new Int32Array(capacity);
@@ -66,18 +67,32 @@ export async function loadTrainingData(
   const ratingSum = new Float64Array(productIds.length);
   const ratingCount = new Int32Array(productIds.length);
   let n = 0;
-  let cursor = 0;
   let seen = 0;
-  while (cursor < maxId) {
-    const rows = await database.rows<EventRow>(sql`
-      select id::float8 as id, end_user_id::float8 as u, product_id::float8 as p,
-             ${EVENT_TYPE_SQL} as t, value as v,
-             (extract(epoch from occurred_at) * 1000)::float8 as ts
+  // Pages are id ranges, not LIMIT/OFFSET or "id > cursor LIMIT k": each is a bounded index range scan,
+  // whatever the planner's statistics say (right after a bulk load they say nothing). The span adapts to
+  // the account's id density so a page holds about PAGE_ROWS rows. No ORDER BY inside a page: sorting
+  // spills to disk at default work_mem and the engine does not depend on event order. date_part (float8)
+  // rather than extract (numeric since PG 14) keeps the timestamp conversion cheap.
+  let span = expected > 0 ? Math.max(1, Math.ceil(((hi - lo + 1) * PAGE_ROWS) / expected)) : 1;
+  let from = lo;
+  const nextPage = (): Promise<EventRow[]> | undefined => {
+    if (from > hi) return undefined;
+    const to = Math.min(hi + 1, from + span);
+    const page = database.rows<EventRow>(sql`
+      select end_user_id::float8 as u, product_id::float8 as p, ${EVENT_TYPE_SQL} as t, value as v,
+             date_part('epoch', occurred_at) * 1000 as ts
       from interactions
-      where account_id = ${accountId} and id > ${cursor} and id <= ${maxId}
-      order by id
-      limit ${PAGE_ROWS}`);
-    if (rows.length === 0) break;
+      where account_id = ${accountId} and id >= ${from} and id < ${to}`);
+    from = to;
+    return page;
+  };
+  let pending = nextPage();
+  while (pending !== undefined) {
+    const rows = await pending;
+    if (rows.length > 2 * PAGE_ROWS) span = Math.max(1, Math.floor(span / 2));
+    else if (rows.length < PAGE_ROWS / 2) span *= 2;
+    // The database works on the next page while this one is copied into the columns.
+    pending = nextPage();
     for (const row of rows) {
       const dense = indexByProductId.get(Number(row.p));
       const t = Number(row.t);
@@ -110,7 +125,6 @@ export async function loadTrainingData(
       n++;
     }
     seen += rows.length;
-    cursor = Number(rows[rows.length - 1]!.id);
     onPage?.(seen, expected);
   }
 
@@ -147,13 +161,13 @@ async function loadItems(database: Database, accountId: number) {
   let cursor = 0;
   for (;;) {
     const rows = await database.rows<ProductRow>(sql`
-      select id::float8 as id, external_id, name, description, price, category, brand, attributes
+      select id::float8 as product_id, external_id, name, description, price, category, brand, attributes
       from products
       where account_id = ${accountId} and deleted_at is null and id > ${cursor}
-      order by id
+      order by products.id
       limit ${PAGE_ROWS}`);
     for (const row of rows) {
-      const id = Number(row.id);
+      const id = Number(row.product_id);
       indexByProductId.set(id, ids.length);
       ids.push(id);
       externalIds.push(row.external_id);
@@ -167,7 +181,7 @@ async function loadItems(database: Database, accountId: number) {
       });
     }
     if (rows.length < PAGE_ROWS) break;
-    cursor = Number(rows[rows.length - 1]!.id);
+    cursor = Number(rows[rows.length - 1]!.product_id);
   }
   return { items, productIds: Float64Array.from(ids), externalIds, indexByProductId };
 }

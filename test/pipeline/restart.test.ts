@@ -135,8 +135,13 @@ describe("claims", () => {
         kind.claimNext(ctx.deps.database, "worker-c"),
       ]);
       const won = claims.filter((c) => c !== undefined);
-      expect(won).toHaveLength(1);
-      expect(won[0]?.id).toBe(accepted.body.jobId);
+      // On a shared Postgres another test service's runner may win the race; either way one claim in total.
+      expect(won.length).toBeLessThanOrEqual(1);
+      const [row] = await ctx.deps.database.rows<{ attempts: number }>(
+        sql`select attempts from training_jobs where id = ${accepted.body.jobId}`,
+      );
+      expect(row?.attempts).toBe(1);
+      if (!usingPostgres()) expect(won[0]?.id).toBe(accepted.body.jobId);
     } finally {
       await ctx.close();
     }
