@@ -166,6 +166,20 @@ describe.skipIf(!enabled)("single binary from an empty directory", () => {
       if (has("get", "/api/v1/pipeline/status")) {
         expect((await call("GET", "/api/v1/pipeline/status", { apiKey })).status).toBe(200);
       }
+      const similar = "/api/v1/recommendations/products/external/{external_product_id}/similar";
+      if (has("get", "/api/v1/products/") && has("get", similar)) {
+        const listed = await call<{ items: { externalId: string }[] }>("GET", "/api/v1/products/", {
+          apiKey,
+        });
+        const productId = encodeURIComponent(listed.body.items[0]?.externalId ?? "");
+        const served = await call<{ items: unknown[] }>(
+          "GET",
+          `/api/v1/recommendations/products/external/${productId}/similar`,
+          { apiKey },
+        );
+        expect(served.status).toBe(200);
+        expect(served.body.items.length).toBeGreaterThan(0);
+      }
     },
     TRAINING_TIMEOUT_MS + 30_000,
   );
