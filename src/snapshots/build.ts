@@ -10,14 +10,15 @@ import type { models } from "../db/schema";
 import { readArtifact } from "../training/artifact-store";
 import { deserializeEngineModel } from "../training/engine-api";
 import { decodeEnvelope } from "../training/envelope";
+import { productsWatermark } from "./freshness";
 import type { Snapshot, SnapshotItems, SnapshotUsers } from "./types";
 
 type ModelRow = Pick<typeof models.$inferSelect, "id" | "accountId" | "version" | "algorithm" | "createdAt">;
 
 export interface BuiltSnapshot {
   readonly snapshot: Snapshot;
-  /** Newest products.updated_at seen, the starting point of the freshness refresh. */
-  readonly productsWatermark: Date;
+  /** Newest catalogue change when the snapshot was built: where the freshness refresh starts. */
+  readonly productsWatermark: string;
 }
 
 interface ProductRow {
@@ -29,7 +30,6 @@ interface ProductRow {
   brand: string | null;
   in_stock: boolean;
   deleted: boolean;
-  updated_at: Date | string;
 }
 
 export async function buildSnapshot(database: Database, row: ModelRow): Promise<BuiltSnapshot> {
@@ -39,11 +39,13 @@ export async function buildSnapshot(database: Database, row: ModelRow): Promise<
   const envelope = decodeEnvelope(bytes);
   const model = deserializeEngineModel(envelope.engineBytes);
 
+  // Taken before the rows: a change racing with the load is re-applied by the first refresh, never lost.
+  const watermark = await productsWatermark(database, row.accountId);
   const products = await database.rows<ProductRow>(sql`
     select id::float8 as id, external_id, name, price, category, brand, in_stock,
-           (deleted_at is not null) as deleted, updated_at
+           (deleted_at is not null) as deleted
     from products where account_id = ${row.accountId}`);
-  const { items, watermark } = itemTable(envelope, products);
+  const items = itemTable(envelope, products);
 
   const endUsers = await database.rows<{ id: number; external_id: string }>(sql`
     select id::float8 as id, external_id from end_users where account_id = ${row.accountId}`);
@@ -74,18 +76,10 @@ export async function buildSnapshot(database: Database, row: ModelRow): Promise<
   return { snapshot, productsWatermark: watermark };
 }
 
-function itemTable(
-  envelope: ReturnType<typeof decodeEnvelope>,
-  products: ProductRow[],
-): { items: SnapshotItems; watermark: Date } {
+function itemTable(envelope: ReturnType<typeof decodeEnvelope>, products: ProductRow[]): SnapshotItems {
   const n = envelope.productIds.length;
   const byId = new Map<number, ProductRow>();
-  let watermark = 0;
-  for (const p of products) {
-    byId.set(Number(p.id), p);
-    const updated = new Date(p.updated_at).getTime();
-    if (updated > watermark) watermark = updated;
-  }
+  for (const p of products) byId.set(Number(p.id), p);
   const names: string[] = new Array(n);
   const categories: string[] = new Array(n);
   const brands: (string | null)[] = new Array(n);
@@ -117,22 +111,19 @@ function itemTable(
     deleted[i] = p.deleted ? 1 : 0;
   }
   return {
-    items: {
-      count: n,
-      productIds: envelope.productIds,
-      externalIds: envelope.externalIds,
-      indexByExternalId,
-      indexByProductId,
-      names,
-      prices,
-      categories,
-      brands,
-      inStock,
-      deleted,
-      meanRating: envelope.meanRating,
-      ratingCount: envelope.ratingCount,
-    },
-    watermark: new Date(watermark),
+    count: n,
+    productIds: envelope.productIds,
+    externalIds: envelope.externalIds,
+    indexByExternalId,
+    indexByProductId,
+    names,
+    prices,
+    categories,
+    brands,
+    inStock,
+    deleted,
+    meanRating: envelope.meanRating,
+    ratingCount: envelope.ratingCount,
   };
 }
 

@@ -17,22 +17,41 @@ interface ChangedProduct {
   brand: string | null;
   in_stock: boolean;
   deleted: boolean;
-  changed_at: Date | string;
 }
 
-/** Applies catalogue changes newer than `since`; returns the new watermark. */
-export async function refreshProducts(database: Database, snapshot: Snapshot, since: Date): Promise<Date> {
-  const rows = await database.rows<ChangedProduct>(sql`
-    select id::float8 as id, name, price, category, brand, in_stock, (deleted_at is not null) as deleted,
-           greatest(updated_at, coalesce(deleted_at, updated_at)) as changed_at
+/**
+ * The newest catalogue change of an account, as Postgres text: microsecond precision survives the round
+ * trip, so an unchanged catalogue selects nothing (a JS Date would truncate to ms and re-read the last row).
+ */
+export async function productsWatermark(database: Database, accountId: number): Promise<string> {
+  const [row] = await database.rows<{ w: string }>(sql`
+    select coalesce(max(greatest(updated_at, coalesce(deleted_at, updated_at))), '-infinity')::text as w
+    from products where account_id = ${accountId}`);
+  return row?.w ?? "-infinity";
+}
+
+/** Applies catalogue changes newer than `since` (a watermark from productsWatermark); returns the new one. */
+export async function refreshProducts(
+  database: Database,
+  snapshot: Snapshot,
+  since: string,
+): Promise<string> {
+  const [bound] = await database.rows<{ w: string }>(sql`
+    select coalesce(max(greatest(updated_at, coalesce(deleted_at, updated_at))), ${since}::timestamptz)::text as w
     from products
     where account_id = ${snapshot.accountId}
-      and (updated_at > ${since.toISOString()} or deleted_at > ${since.toISOString()})`);
-  let watermark = since.getTime();
+      and (updated_at > ${since}::timestamptz or deleted_at > ${since}::timestamptz)`);
+  const until = bound?.w ?? since;
+  if (until === since) return since;
+  const rows = await database.rows<ChangedProduct>(sql`
+    select id::float8 as id, name, price, category, brand, in_stock, (deleted_at is not null) as deleted
+    from products
+    where account_id = ${snapshot.accountId}
+      and (updated_at > ${since}::timestamptz or deleted_at > ${since}::timestamptz)
+      and greatest(updated_at, coalesce(deleted_at, updated_at)) <= ${until}::timestamptz`);
   const items = snapshot.items;
+  let touched = false;
   for (const row of rows) {
-    const changedAt = new Date(row.changed_at).getTime();
-    if (changedAt > watermark) watermark = changedAt;
     const i = items.indexByProductId.get(Number(row.id));
     if (i === undefined) continue;
     items.names[i] = row.name;
@@ -41,7 +60,8 @@ export async function refreshProducts(database: Database, snapshot: Snapshot, si
     items.brands[i] = row.brand;
     items.inStock[i] = row.in_stock ? 1 : 0;
     items.deleted[i] = row.deleted ? 1 : 0;
+    touched = true;
   }
-  if (rows.length > 0) bumpItemsRevision(snapshot);
-  return new Date(watermark);
+  if (touched) bumpItemsRevision(snapshot);
+  return until;
 }

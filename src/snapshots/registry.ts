@@ -35,7 +35,7 @@ export interface SnapshotRegistryOptions {
 
 interface Entry {
   snapshot: Snapshot;
-  watermark: Date;
+  watermark: string;
   checkedAt: number;
   refreshing: boolean;
 }

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createLogger } from "../../src/shared/logger";
+import { productsWatermark, refreshProducts } from "../../src/snapshots/freshness";
 import { SnapshotRegistry } from "../../src/snapshots/registry";
+import { itemsRevision } from "../../src/snapshots/revision";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -105,6 +107,12 @@ describe("snapshot registry", () => {
     });
     expect(snapshot.items.inStock[i]).toBe(0);
     await registry.stop();
+
+    // With nothing new since the watermark, a refresh reads no rows and leaves the revision alone.
+    const watermark = await productsWatermark(ctx.deps.database, tenant.accountId);
+    const revision = itemsRevision(snapshot);
+    expect(await refreshProducts(ctx.deps.database, snapshot, watermark)).toBe(watermark);
+    expect(itemsRevision(snapshot)).toBe(revision);
   }, 120_000);
 
   test("erasing an end user removes them from the snapshot's user map (API erasure and direct hook)", async () => {
