@@ -8,19 +8,20 @@ import { type Database, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
-import { emailGraceGuard } from "./modules/auth/email-grace-guard";
-import { createIdentity, type Identity } from "./modules/auth/identity";
 import { instanceIdentity } from "./jobs/instance";
 import { JobRunner } from "./jobs/runner";
-import { bridgeErasureNotifications } from "./modules/end-users/events";
+import { emailGraceGuard } from "./modules/auth/email-grace-guard";
+import { createIdentity, type Identity } from "./modules/auth/identity";
 import { createPaymentProvider } from "./modules/billing/create-provider";
 import { LapseSweeper } from "./modules/billing/lapse-sweeper";
 import type { PaymentProvider } from "./modules/billing/provider";
+import { bridgeErasureNotifications } from "./modules/end-users/events";
 import { HealthMonitor } from "./modules/health/monitor";
 import { ingestionJobKind } from "./modules/ingestion/process";
 import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
 import { PlanEnforcer } from "./modules/plans/enforcer";
+import { remainingCatalogueCapacity } from "./modules/plans/limits";
 import type { PlanTableType } from "./modules/plans/schemas";
 import { RecommendationService } from "./modules/recommendations/service";
 import { createLogger, type Logger } from "./shared/logger";
@@ -104,8 +105,19 @@ export async function createDeps(
     concurrency: config.jobConcurrency,
     instanceId: instanceIdentity(config.dataDir),
   });
-  jobs.registerJobKind(ingestionJobKind({ database, config }));
-  const snapshots = new SnapshotRegistry({ database, logger, maxBytes: config.snapshotCacheMb * 1024 * 1024 });
+  jobs.registerJobKind(
+    ingestionJobKind({
+      database,
+      config,
+      capacity: (tx, accountId, kind) => remainingCatalogueCapacity({ plans, database }, tx, accountId, kind),
+      onApplied: (accountId, records) => usageMeter.record(accountId, { ingestedRecords: records }),
+    }),
+  );
+  const snapshots = new SnapshotRegistry({
+    database,
+    logger,
+    maxBytes: config.snapshotCacheMb * 1024 * 1024,
+  });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots }));
   const recommendations = new RecommendationService(database, logger, snapshots);
   let stopErasureBridge: (() => Promise<void>) | undefined;

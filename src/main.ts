@@ -16,18 +16,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.exit(report.ok ? 0 : 1);
   }
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
-  }
+  const config = exitOnConfigError(() => loadConfig());
   const logger = createLogger(config.logLevel);
-  const deps = await createDeps(config, { logger });
+  // Some settings (PLANS_FILE) are only checked when the parts using them are built.
+  const deps = await createDeps(config, { logger }).catch(rethrowUnlessConfigError);
   await deps.start();
 
   const app = createApp(deps);
@@ -66,6 +58,23 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** A bad setting ends the process with its message and exit code 78 (EX_CONFIG), without a stack trace. */
+function exitOnConfigError<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    return rethrowUnlessConfigError(error);
+  }
+}
+
+function rethrowUnlessConfigError(error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+  throw error;
 }
 
 main().catch((error: unknown) => {

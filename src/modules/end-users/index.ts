@@ -2,6 +2,8 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { assertCatalogueCapacity } from "../plans/limits";
+import { recordUsage } from "../usage/record";
 import { createEndUser } from "./create";
 import { eraseEndUser } from "./erase";
 import { exportEndUser } from "./export";
@@ -22,18 +24,28 @@ const tags = ["End users"];
 export function endUsersModule(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "end-users", prefix: "/api/v1/end-users" })
     .use(authPlugin(deps))
-    .post("/", ({ tenant, body }) => createEndUser({ ctx: tenant, deps, input: body }), {
-      auth: { mode: "keyOrJwt" },
-      body: EndUserCreate,
-      response: { 200: EndUser },
-      detail: {
-        tags,
-        summary: "Create an end user",
-        description:
-          "Registers one of the shop's customers. An externalId already in use answers 409 CONFLICT (bulk " +
-          "ingestion upserts instead). End users are also created by their first interaction.",
+    .post(
+      "/",
+      async ({ tenant, body }) => {
+        await assertCatalogueCapacity(deps, tenant, "endUsers", 1);
+        const endUser = await createEndUser({ ctx: tenant, deps, input: body });
+        recordUsage(deps, tenant.accountId, { ingestedRecords: 1 });
+        return endUser;
       },
-    })
+      {
+        auth: { mode: "keyOrJwt" },
+        body: EndUserCreate,
+        response: { 200: EndUser },
+        detail: {
+          tags,
+          summary: "Create an end user",
+          description:
+            "Registers one of the shop's customers. An externalId already in use answers 409 CONFLICT (bulk " +
+            "ingestion upserts instead). End users are also created by their first interaction. An account " +
+            "at its plan's maxEndUsers answers 429 PLAN_LIMIT_EXCEEDED.",
+        },
+      },
+    )
     .get("/", ({ tenant, query }) => listEndUsers({ ctx: tenant, deps, input: query }), {
       auth: { mode: "keyOrJwt" },
       query: EndUserListQuery,

@@ -20,6 +20,42 @@ export interface ChunkResult {
 
 type RecordType = "product" | "user" | "interaction";
 
+/** Room the account's plan leaves for new records of a kind (read in the chunk's transaction). */
+export type CapacityCheck = (
+  tx: Tx,
+  accountId: number,
+  kind: "products" | "endUsers",
+) => Promise<{ remaining: number; max: number; plan: string }>;
+
+/**
+ * Keeps updates of existing records and as many new ones as the plan has room for; the rest become
+ * record errors, so a batch past the cap applies what fits instead of failing whole.
+ */
+async function withinCapacity<T extends { externalId: string }>(
+  tx: Tx,
+  accountId: number,
+  type: "product" | "user",
+  rows: T[],
+  existing: (ids: string[]) => Promise<Set<string>>,
+  capacity: CapacityCheck | undefined,
+  errors: IngestionRecordError[],
+): Promise<T[]> {
+  if (capacity === undefined || rows.length === 0) return rows;
+  const known = await existing(rows.map((r) => r.externalId));
+  const fresh = rows.filter((r) => !known.has(r.externalId));
+  const room = await capacity(tx, accountId, type === "product" ? "products" : "endUsers");
+  if (fresh.length <= room.remaining) return rows;
+  const refused = new Set(fresh.slice(room.remaining).map((r) => r.externalId));
+  for (const id of refused) {
+    errors.push({
+      recordType: type,
+      externalId: id,
+      errorMessage: `plan limit exceeded: the ${room.plan} plan allows ${room.max} ${type === "product" ? "products" : "end users"}`,
+    });
+  }
+  return rows.filter((r) => !refused.has(r.externalId));
+}
+
 function validateAll<T>(type: RecordType, records: readonly unknown[], check: (r: unknown) => Checked<T>) {
   const valid: T[] = [];
   const errors: IngestionRecordError[] = [];
@@ -47,9 +83,10 @@ export async function applyProducts(
   tx: Tx,
   accountId: number,
   records: readonly unknown[],
+  capacity?: CapacityCheck,
 ): Promise<ChunkResult> {
   const { valid, errors } = validateAll("product", records, checkProduct);
-  const rows = lastPerKey(valid, (p) => p.externalId).map((p) => ({
+  const candidates = lastPerKey(valid, (p) => p.externalId).map((p) => ({
     accountId,
     externalId: p.externalId,
     name: p.name,
@@ -60,6 +97,27 @@ export async function applyProducts(
     inStock: p.inStock ?? true,
     attributes: p.attributes ?? {},
   }));
+  const rows = await withinCapacity(
+    tx,
+    accountId,
+    "product",
+    candidates,
+    async (ids) => {
+      const live = await tx
+        .select({ externalId: products.externalId })
+        .from(products)
+        .where(
+          and(
+            eq(products.accountId, accountId),
+            inArray(products.externalId, ids),
+            isNull(products.deletedAt),
+          ),
+        );
+      return new Set(live.map((r) => r.externalId));
+    },
+    capacity,
+    errors,
+  );
   if (rows.length > 0) {
     await tx
       .insert(products)
@@ -88,9 +146,10 @@ export async function applyUsers(
   tx: Tx,
   accountId: number,
   records: readonly unknown[],
+  capacity?: CapacityCheck,
 ): Promise<ChunkResult> {
   const { valid, errors } = validateAll("user", records, checkUser);
-  const rows = lastPerKey(valid, (u) => u.externalId).map((u) => ({
+  const candidates = lastPerKey(valid, (u) => u.externalId).map((u) => ({
     accountId,
     externalId: u.externalId,
     preferredCategories: u.preferredCategories ?? [],
@@ -98,6 +157,21 @@ export async function applyUsers(
     priceRangeMax: u.priceRangeMax ?? null,
     attributes: u.attributes ?? {},
   }));
+  const rows = await withinCapacity(
+    tx,
+    accountId,
+    "user",
+    candidates,
+    async (ids) => {
+      const present = await tx
+        .select({ externalId: endUsers.externalId })
+        .from(endUsers)
+        .where(and(eq(endUsers.accountId, accountId), inArray(endUsers.externalId, ids)));
+      return new Set(present.map((r) => r.externalId));
+    },
+    capacity,
+    errors,
+  );
   if (rows.length > 0) {
     await tx
       .insert(endUsers)

@@ -13,7 +13,7 @@ import { type ClaimedJob, rowQueue } from "../../jobs/row-queue";
 import { JobClaimLostError, type JobKind, type JobRunContext } from "../../jobs/runner";
 import { emitInteractionRecorded } from "../interactions/events";
 import { emitProductsChanged } from "../products/events";
-import { applyInteractions, applyProducts, applyUsers, type ChunkResult } from "./apply";
+import { applyInteractions, applyProducts, applyUsers, type CapacityCheck, type ChunkResult } from "./apply";
 
 export const INGESTION_JOB_KIND = "ingestion";
 
@@ -29,6 +29,10 @@ export const ingestionQueue = rowQueue({
 interface IngestionDeps {
   database: Database;
   config: Pick<Config, "ingestionChunkSize" | "ingestionChunkDelayMs">;
+  /** The plan's catalogue caps; absent means no cap. */
+  capacity?: CapacityCheck;
+  /** Counts applied records in the account's usage. */
+  onApplied?: (accountId: number, records: number) => void;
 }
 
 interface StoredBatch {
@@ -61,8 +65,16 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     .where(eq(ingestionJobs.id, job.id));
   const batch = (stored?.payload ?? {}) as StoredBatch;
   const phases: Phase[] = [
-    { cursor: "processedProducts", records: batch.products ?? [], apply: applyProducts },
-    { cursor: "processedUsers", records: batch.users ?? [], apply: applyUsers },
+    {
+      cursor: "processedProducts",
+      records: batch.products ?? [],
+      apply: (tx, accountId, records) => applyProducts(tx, accountId, records, deps.capacity),
+    },
+    {
+      cursor: "processedUsers",
+      records: batch.users ?? [],
+      apply: (tx, accountId, records) => applyUsers(tx, accountId, records, deps.capacity),
+    },
     {
       cursor: "processedInteractions",
       records: batch.interactions ?? [],
@@ -119,9 +131,10 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
           heartbeatAt: sql`now()`,
         })
         .where(eq(ingestionJobs.id, job.id));
-      return result;
+      return { ...result, applied: records.length - result.errors.length };
     });
     if (outcome === "finished") return;
+    if (outcome.applied > 0) deps.onApplied?.(job.accountId, outcome.applied);
     announce(job.accountId, outcome);
   }
 }

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { recordUsage } from "../usage/record";
 import { createInteraction } from "./create";
 import { listInteractions } from "./list";
 import { Interaction, InteractionCreate, InteractionListQuery, InteractionPage } from "./schemas";
@@ -21,18 +22,26 @@ export function interactionsModule(deps: AppDeps) {
         description: "The account's interactions, most recently recorded first, as a pagination envelope.",
       },
     })
-    .post("/", ({ tenant, body }) => createInteraction({ ctx: tenant, deps, input: body }), {
-      auth: { mode: "keyOrJwt", scope: "interactions:write" },
-      body: InteractionCreate,
-      response: { 200: Interaction },
-      detail: {
-        tags,
-        summary: "Record an interaction",
-        description:
-          "Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, " +
-          "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created; an unknown " +
-          "or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the " +
-          "product's price), a SEARCH a search. Publishable keys with scope interactions:write may call it.",
+    .post(
+      "/",
+      async ({ tenant, body }) => {
+        const interaction = await createInteraction({ ctx: tenant, deps, input: body });
+        recordUsage(deps, tenant.accountId, { ingestedRecords: 1 });
+        return interaction;
       },
-    });
+      {
+        auth: { mode: "keyOrJwt", scope: "interactions:write" },
+        body: InteractionCreate,
+        response: { 200: Interaction },
+        detail: {
+          tags,
+          summary: "Record an interaction",
+          description:
+            "Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, " +
+            "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created; an unknown " +
+            "or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the " +
+            "product's price), a SEARCH a search. Publishable keys with scope interactions:write may call it.",
+        },
+      },
+    );
 }

@@ -3,7 +3,8 @@
  * request-rate limits are enforced for every route by the tenant guard (enforcer.ts).
  */
 import { and, count, eq, gte, isNull } from "drizzle-orm";
-import { endUsers, products, trainingJobs } from "../../db/schema";
+import type { Db, DbOrTx } from "../../db/client";
+import { accounts, endUsers, products, trainingJobs } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { AppError } from "../../shared/errors";
@@ -57,6 +58,26 @@ export async function countCatalogue(
           .where(and(eq(products.accountId, accountId), isNull(products.deletedAt)))
       : await db.select({ n: count() }).from(endUsers).where(eq(endUsers.accountId, accountId));
   return Number(row?.n ?? 0);
+}
+
+/**
+ * How many more records of `kind` the account's plan admits, read inside the caller's transaction (bulk
+ * ingestion asks once per chunk and turns records past the cap into record errors instead of failing).
+ */
+export async function remainingCatalogueCapacity(
+  deps: Pick<AppDeps, "plans" | "database">,
+  tx: DbOrTx,
+  accountId: number,
+  kind: CatalogueKind,
+): Promise<{ remaining: number; max: number; plan: string }> {
+  const [account] = await tx
+    .select({ plan: accounts.plan, subscriptionStatus: accounts.subscriptionStatus })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
+  const plan = effectivePlan(deps, account ?? { plan: "FREE", subscriptionStatus: "none" });
+  const max = kind === "products" ? plan.limits.maxProducts : plan.limits.maxEndUsers;
+  const current = await countCatalogue({ database: { ...deps.database, db: tx as Db } }, accountId, kind);
+  return { remaining: Math.max(0, max - current), max, plan: plan.name };
 }
 
 /** Trainings allowed today: the plan's trainingsPerDay, capped by the operator's TRAININGS_PER_DAY. */

@@ -2,6 +2,8 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { assertCatalogueCapacity } from "../plans/limits";
+import { recordUsage } from "../usage/record";
 import { createProduct } from "./create";
 import { deleteProduct } from "./delete";
 import { getProduct } from "./get";
@@ -17,7 +19,9 @@ export function productsModule(deps: AppDeps) {
     .post(
       "/",
       async ({ tenant, body, set }) => {
+        await assertCatalogueCapacity(deps, tenant, "products", 1);
         const product = await createProduct({ ctx: tenant, deps, input: body });
+        recordUsage(deps, tenant.accountId, { ingestedRecords: 1 });
         set.status = 201;
         return product;
       },
@@ -30,7 +34,8 @@ export function productsModule(deps: AppDeps) {
           summary: "Create a product",
           description:
             "Adds a product to the account's catalogue. An externalId that already names a live product answers " +
-            "409 CONFLICT; one that names a soft-deleted product revives it with the new fields.",
+            "409 CONFLICT; one that names a soft-deleted product revives it with the new fields. A catalogue at " +
+            "its plan's maxProducts answers 429 PLAN_LIMIT_EXCEEDED.",
         },
       },
     )

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTestContext, type TestContext } from "../helpers/context";
+import { registerTenant } from "../helpers/tenant";
+
+// A FREE plan with a tiny catalogue, so the caps are reached with a handful of records.
+const PLANS = {
+  FREE: {
+    name: "FREE",
+    priceMonthly: 0,
+    currency: "USD",
+    limits: {
+      requestsPerMinute: 1000,
+      monthlyRequests: 100_000,
+      maxProducts: 2,
+      maxEndUsers: 2,
+      trainingsPerDay: 1,
+    },
+    features: [],
+  },
+};
+
+let ctx: TestContext;
+
+beforeAll(async () => {
+  const path = join(tmpdir(), `plans-caps-${crypto.randomUUID()}.json`);
+  writeFileSync(path, JSON.stringify(PLANS));
+  ctx = await createTestContext({ PLANS_FILE: path });
+}, 120_000);
+afterAll(() => ctx.close());
+
+const product = (externalId: string) => ({
+  externalId,
+  name: `Product ${externalId}`,
+  price: 10,
+  category: "books",
+});
+
+async function finished(apiKey: string, jobId: number) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await ctx.request("GET", `/api/v1/ingestion/batch/${jobId}`, { apiKey });
+    if (res.body.status !== "processing" || Date.now() > deadline) return res;
+    await Bun.sleep(50);
+  }
+}
+
+describe("catalogue caps of the plan", () => {
+  test("POST /products past maxProducts answers 429 PLAN_LIMIT_EXCEEDED and stores nothing", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    for (const id of ["a", "b"]) {
+      expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product(id) })).status).toBe(
+        201,
+      );
+    }
+    const refused = await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("c") });
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+    expect(refused.headers.get("retry-after")).toBeTruthy();
+    expect((await ctx.request("GET", "/api/v1/products/external/c", { apiKey })).status).toBe(404);
+    // Updating an existing product is not growth and stays allowed.
+    const { externalId: _, ...fields } = product("a");
+    const update = await ctx.request("PUT", "/api/v1/products/external/a", {
+      apiKey,
+      body: { ...fields, price: 12 },
+    });
+    expect(update.status).toBe(200);
+  });
+
+  test("POST /end-users past maxEndUsers answers 429 PLAN_LIMIT_EXCEEDED", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    for (const id of ["u1", "u2"]) {
+      expect(
+        (await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: id } })).status,
+      ).toBe(200);
+    }
+    const refused = await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: "u3" } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+  });
+
+  test("a bulk batch applies updates and the new records that fit, and reports the rest as record errors", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("old") })).status).toBe(
+      201,
+    );
+    const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", {
+      apiKey,
+      body: {
+        products: [product("old"), product("n1"), product("n2"), product("n3")],
+        users: [{ externalId: "x1" }, { externalId: "x2" }, { externalId: "x3" }],
+      },
+    });
+    expect(accepted.status).toBe(202);
+    const job = await finished(apiKey, accepted.body.jobId);
+    expect(job.status).toBe(207);
+    expect(job.body.status).toBe("completed_with_errors");
+    const refused = job.body.errors.map(
+      (e: { recordType: string; externalId: string }) => `${e.recordType}:${e.externalId}`,
+    );
+    expect(refused.sort()).toEqual(["product:n2", "product:n3", "user:x3"]);
+    for (const e of job.body.errors) expect(e.errorMessage).toContain("plan limit exceeded");
+    const listed = await ctx.request("GET", "/api/v1/products/", { apiKey });
+    expect(listed.body.items.map((p: { externalId: string }) => p.externalId).sort()).toEqual(["n1", "old"]);
+  });
+
+  test("records applied by single creates and bulk jobs are counted in the account's usage", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("p") });
+    const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", {
+      apiKey,
+      body: {
+        interactions: [
+          { external_user_id: "u", external_product_id: "p", interaction_type: "VIEW", value: 1 },
+        ],
+      },
+    });
+    await finished(apiKey, accepted.body.jobId);
+    const usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey });
+    expect(usage.status).toBe(200);
+    expect(usage.body.ingestedRecords).toBe(2);
+  });
+});
