@@ -6,7 +6,7 @@
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import { categoryMatcher } from "./item-table";
-import type { DenseHistory, ModelSignals } from "./signals";
+import type { DenseHistory, SignalQuery } from "./signals";
 
 export type Component = "collab" | "content" | "trend" | "similar" | "complementary" | "preference";
 export const COMPONENTS: readonly Component[] = [
@@ -55,58 +55,54 @@ export function denseHistory(table: ItemTable, history: UserHistory): TypedHisto
   return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
 }
 
-/** Scales `raw` over eligible items to [0, 1] into a new array (0 for ineligible or non-finite entries). */
-export function scaled(
-  raw: ArrayLike<number>,
-  eligible: Uint8Array,
-  transform?: (v: number) => number,
-): Float32Array {
-  const n = eligible.length;
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < n; i++) {
-    if (eligible[i] !== 1) continue;
-    const v = transform ? transform(raw[i]!) : raw[i]!;
-    if (!Number.isFinite(v)) continue;
-    if (v < min) min = v;
-    if (v > max) max = v;
+/**
+ * Scales raw scores (one per candidate) in place to [0, 1] by their maximum; negative values (a signed dot
+ * product pointing away from the user) and non-finite ones count as no signal. The maximum over the
+ * candidates is the maximum over every eligible item, because each signal's best eligible items are among
+ * the candidates, so the candidate path and the whole-catalogue path scale alike.
+ */
+export function scaleInPlace(values: Float32Array): Float32Array {
+  let max = 0;
+  for (let p = 0; p < values.length; p++) {
+    const v = values[p]!;
+    if (v > max && Number.isFinite(v)) max = v;
   }
-  const out = new Float32Array(n);
-  if (!(max > 0)) return out;
-  // Non-negative signals scale by their maximum, so near-equal values stay near-equal; signed ones
-  // (dot products) need the shift.
-  const floor = Math.min(min, 0);
-  const span = max - floor;
-  for (let i = 0; i < n; i++) {
-    if (eligible[i] !== 1) continue;
-    const v = transform ? transform(raw[i]!) : raw[i]!;
-    out[i] = Number.isFinite(v) ? Math.max(0, (v - floor) / span) : 0;
+  for (let p = 0; p < values.length; p++) {
+    const v = values[p]!;
+    values[p] = max > 0 && v > 0 && Number.isFinite(v) ? v / max : 0;
   }
-  return out;
+  return values;
 }
 
-/** Sparse neighbour lists (per anchor) folded into a dense score, remembering the best anchor per item. */
+export interface SparseScores {
+  score: Map<number, number>;
+  /** The anchor item that contributed most to each item's score. */
+  anchor: Map<number, number>;
+}
+
+/** Sparse neighbour lists (per anchor) summed per item, remembering the best anchor per item. */
 export function fromNeighbours(
-  n: number,
   anchors: readonly number[],
   neighbours: (anchor: number) => { items: Int32Array; scores: Float32Array },
-): { score: Float32Array; anchor: Int32Array } | null {
-  const score = new Float32Array(n);
-  const anchor = new Int32Array(n).fill(-1);
-  let any = false;
+): SparseScores | null {
+  const score = new Map<number, number>();
+  const best = new Map<number, number>();
+  const anchor = new Map<number, number>();
   for (const a of anchors) {
     const list = neighbours(a);
     for (let j = 0; j < list.items.length; j++) {
       const item = list.items[j]!;
       const s = list.scores[j]!;
       if (!(s > 0)) continue;
-      any = true;
       // Several anchors pointing at one item add up: "bought with two things in your cart" beats one.
-      if (anchor[item] === -1 || s > score[item]! - s) anchor[item] = a;
-      score[item]! += s;
+      score.set(item, (score.get(item) ?? 0) + s);
+      if (s > (best.get(item) ?? 0)) {
+        best.set(item, s);
+        anchor.set(item, a);
+      }
     }
   }
-  return any ? { score, anchor } : null;
+  return score.size > 0 ? { score, anchor } : null;
 }
 
 /** Content-free stand-in for similarity when there is no model: same category counts most, brand next. */
@@ -143,86 +139,107 @@ function catalogueProfile(table: ItemTable, dense: DenseHistory): Float32Array {
   return out;
 }
 
-/** 1 where the item fits the user's stated preferences (categories and price range), else 0. */
-export function preferenceMatch(table: ItemTable, history: UserHistory): Float32Array | null {
+/** Whether an item fits the user's stated preferences (categories and price range); null without any. */
+export function preferenceMatcher(
+  history: UserHistory,
+): ((table: ItemTable, item: number) => boolean) | null {
   const hasCategories = history.preferredCategories.length > 0;
   const min = history.priceRangeMin;
   const max = history.priceRangeMax;
   if (!hasCategories && min === null && max === null) return null;
   const inPreferred = categoryMatcher(history.preferredCategories);
-  const out = new Float32Array(table.size);
-  for (let i = 0; i < table.size; i++) {
+  return (table, i) => {
     const price = table.prices[i]!;
-    const fits =
+    return (
       (!hasCategories || inPreferred(table.categories[i]!)) &&
       (min === null || price >= min) &&
-      (max === null || price <= max);
-    out[i] = fits ? 1 : 0;
-  }
-  return out;
+      (max === null || price <= max)
+    );
+  };
 }
 
 export interface ComponentInputs {
   table: ItemTable;
-  signals: ModelSignals | null;
   history: UserHistory;
   dense: DenseHistory;
-  eligible: Uint8Array;
+  /** The items to score (eligible ones only); every output array is aligned with it. */
+  candidates: Int32Array;
   weights: Weights;
-  sourceItems: readonly number[];
-  complementAnchors: readonly number[];
+  collab: SignalQuery | null;
+  content: SignalQuery | null;
+  /** Similar to the source items: sparse from the model, or whole-catalogue closeness without one. */
+  similar: SparseScores | { dense: Float32Array; anchor: Int32Array } | null;
+  complementary: SparseScores | null;
 }
 
-/** Computes only the components the weights ask for. */
+/** Computes, over the candidates only, the components the weights ask for. */
 export function computeComponents(input: ComponentInputs): ComponentScores {
-  const { table, signals, eligible, weights, dense } = input;
+  const { table, weights, dense, candidates } = input;
+  const m = candidates.length;
   const values: ComponentScores["values"] = {};
   const anchors: ComponentScores["anchors"] = {};
   const hasHistory = dense.items.length > 0;
-  if (weights.collab && signals && hasHistory) {
-    const raw = signals.collaborative(dense);
-    if (raw) values.collab = scaled(raw, eligible);
-  }
+  const each = (f: (item: number) => number) => {
+    const out = new Float32Array(m);
+    for (let p = 0; p < m; p++) out[p] = f(candidates[p]!);
+    return out;
+  };
+  if (weights.collab && input.collab) values.collab = scaleInPlace(each(input.collab.score));
   if (weights.content && hasHistory) {
-    const raw = signals?.content(dense) ?? catalogueProfile(table, dense);
-    values.content = scaled(raw, eligible);
-  }
-  if (weights.trend) values.trend = scaled(table.popularity, eligible, (v) => Math.log1p(Math.max(0, v)));
-  if (weights.similar && input.sourceItems.length > 0) {
-    const neighbours = signals
-      ? fromNeighbours(table.size, input.sourceItems, (a) => signals.similar(a, 200))
-      : null;
-    if (neighbours) {
-      values.similar = scaled(neighbours.score, eligible);
-      anchors.similar = neighbours.anchor;
-    } else {
-      const score = new Float32Array(table.size);
-      const anchor = new Int32Array(table.size).fill(-1);
-      for (const source of input.sourceItems) {
-        const sim = catalogueSimilarity(table, source);
-        for (let i = 0; i < table.size; i++) {
-          if (sim[i]! > score[i]!) {
-            score[i] = sim[i]!;
-            anchor[i] = source;
-          }
-        }
-      }
-      values.similar = scaled(score, eligible);
-      anchors.similar = anchor;
+    if (input.content) values.content = scaleInPlace(each(input.content.score));
+    else {
+      const profile = catalogueProfile(table, dense);
+      values.content = scaleInPlace(each((i) => profile[i]!));
     }
   }
-  if (weights.complementary && signals && input.complementAnchors.length > 0) {
-    const neighbours = fromNeighbours(table.size, input.complementAnchors, (a) =>
-      signals.complementary(a, 100),
-    );
-    if (neighbours) {
-      values.complementary = scaled(neighbours.score, eligible);
-      anchors.complementary = neighbours.anchor;
+  if (weights.trend) {
+    const pop = table.popularity;
+    values.trend = scaleInPlace(each((i) => Math.log1p(Math.max(0, pop[i]!))));
+  }
+  const sparse = (scores: SparseScores | { dense: Float32Array; anchor: Int32Array }) => {
+    if ("dense" in scores) {
+      return {
+        value: each((i) => scores.dense[i]!),
+        anchor: Int32Array.from(candidates, (i) => scores.anchor[i]!),
+      };
     }
+    return {
+      value: each((i) => scores.score.get(i) ?? 0),
+      anchor: Int32Array.from(candidates, (i) => scores.anchor.get(i) ?? -1),
+    };
+  };
+  if (weights.similar && input.similar) {
+    const s = sparse(input.similar);
+    values.similar = scaleInPlace(s.value);
+    anchors.similar = s.anchor;
+  }
+  if (weights.complementary && input.complementary) {
+    const s = sparse(input.complementary);
+    values.complementary = scaleInPlace(s.value);
+    anchors.complementary = s.anchor;
   }
   if (weights.preference) {
-    const match = preferenceMatch(table, input.history);
-    if (match) values.preference = match;
+    const match = preferenceMatcher(input.history);
+    if (match) values.preference = each((i) => (match(table, i) ? 1 : 0));
   }
   return { values, anchors };
+}
+
+/** Whole-catalogue similarity to the source items without a model: best source per item. */
+export function catalogueSimilar(
+  table: ItemTable,
+  sources: readonly number[],
+): { dense: Float32Array; anchor: Int32Array } {
+  const score = new Float32Array(table.size);
+  const anchor = new Int32Array(table.size).fill(-1);
+  for (const source of sources) {
+    const sim = catalogueSimilarity(table, source);
+    for (let i = 0; i < table.size; i++) {
+      if (sim[i]! > score[i]!) {
+        score[i] = sim[i]!;
+        anchor[i] = source;
+      }
+    }
+  }
+  return { dense: score, anchor };
 }

@@ -21,6 +21,8 @@ export interface ItemTable {
   /** Time-decayed interaction weight: "popular this week". */
   readonly popularity: Float32Array;
   readonly indexOf: ReadonlyMap<string, number>;
+  /** Moves whenever the arrays above are written in place; caches derived from them rebuild then. */
+  revision(): number;
 }
 
 export interface ItemRow {
@@ -75,6 +77,8 @@ export function buildItemTable(rows: readonly ItemRow[]): ItemTable {
     attributes: async () => attributes,
     popularity,
     indexOf,
+    // A changed catalogue is a new table (the cache reloads it), never an in-place write.
+    revision: () => 0,
   };
 }
 

@@ -72,6 +72,7 @@ export async function listSimilar({
     explanation: input.includeExplanation === true ? (input.explanationLevel ?? "simple") : null,
     require: "similar",
     label: { ...sourceLabels("hybrid"), trend: "similar" },
+    tuning: service.tuning,
   });
   return respond(deps, ctx.accountId, "products/similar", null, page, skip, limit);
 }

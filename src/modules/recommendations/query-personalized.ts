@@ -50,12 +50,14 @@ export async function queryPersonalized({
     exclude: [],
     excludeHistory: true,
     predicate,
+    filterKey: input.filters === undefined ? null : JSON.stringify(input.filters),
     inStockOnly: false,
     maxPrice: null,
     skip,
     limit,
     explanation: input.include_explanation === true ? "simple" : null,
     label: sourceLabels(strategy),
+    tuning: service.tuning,
   });
   return respond(deps, ctx.accountId, "personalized/query", history.endUserId, page, skip, limit);
 }

@@ -6,9 +6,13 @@ import { topK } from "../../engine/topk";
 import {
   COMPONENTS,
   type Component,
+  type ComponentInputs,
   type ComponentScores,
+  catalogueSimilar,
   computeComponents,
   denseHistory,
+  fromNeighbours,
+  preferenceMatcher,
   type TypedHistory,
   type Weights,
 } from "./blend";
@@ -17,7 +21,9 @@ import type { ItemPredicate } from "./filters";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import type { RecommendationItem, RecommendationSource } from "./schemas";
+import { type BaseEligibility, baseEligibility, categoryOrder, popularityOrder } from "./serving-cache";
 import type { ModelSignals } from "./signals";
+import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
 
 export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
 
@@ -35,6 +41,8 @@ export interface RankPlan {
   /** Leave out everything the user interacted with (personalised query and presets). */
   excludeHistory: boolean;
   predicate: ItemPredicate | null;
+  /** Names the predicate (the request's filters as JSON) so its matches are cached per snapshot; null: not cached. */
+  filterKey?: string | null;
   inStockOnly: boolean;
   maxPrice: number | null;
   skip: number;
@@ -44,6 +52,7 @@ export interface RankPlan {
   require?: Component;
   /** Source label of the dominant component (strategy-dependent: trend is "popular" for the popularity strategy). */
   label: Record<Component, RecommendationSource>;
+  tuning?: ServingTuning;
 }
 
 export interface RankedPage {
@@ -53,76 +62,229 @@ export interface RankedPage {
 
 const MMR_LAMBDA = 0.7;
 const MMR_MAX_POSITIONS = 300;
+/** Most items fetched from one HNSW index per request; past that, scoring the matches exactly is cheaper. */
+const MAX_ANN_CANDIDATES = 2000;
 
+/**
+ * Ranks the plan. Small catalogues (and accounts without a model) score every eligible item. Large ones
+ * score only candidates: the HNSW neighbours of the user's collaborative and content vectors, the most
+ * popular eligible items, the best items of the preferred categories, and the sparse similar/complementary
+ * lists; a filter leaving few items scores exactly those instead. `total` is exact either way.
+ */
 export function rank(plan: RankPlan): RankedPage {
-  const { table, history } = plan;
+  const { table, history, signals, weights } = plan;
+  const tuning = plan.tuning ?? DEFAULT_TUNING;
   const n = table.size;
-  const eligible = new Uint8Array(n);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    if (table.deleted[i] === 1) continue;
-    if (plan.inStockOnly && table.inStock[i] !== 1) continue;
-    if (plan.maxPrice !== null && !(table.prices[i]! <= plan.maxPrice)) continue;
-    if (plan.predicate && !plan.predicate(i)) continue;
-    eligible[i] = 1;
-  }
   const dense = denseHistory(table, history);
-  if (plan.excludeHistory) for (const item of dense.items) eligible[item] = 0;
-  for (const pid of history.purchased) {
-    const item = table.indexOf.get(pid);
-    if (item !== undefined && plan.excludeHistory) eligible[item] = 0;
+  const excluded = new Set<number>();
+  if (plan.excludeHistory) {
+    for (const item of dense.items) excluded.add(item);
+    for (const pid of history.purchased) {
+      const item = table.indexOf.get(pid);
+      if (item !== undefined) excluded.add(item);
+    }
   }
-  for (const item of plan.exclude) if (item >= 0 && item < n) eligible[item] = 0;
+  for (const item of plan.exclude) if (item >= 0 && item < n) excluded.add(item);
+  const base = baseEligibility(
+    table,
+    plan.inStockOnly,
+    plan.predicate,
+    plan.predicate === null ? "" : (plan.filterKey ?? null),
+    tuning.selectiveMaxItems,
+  );
+  const { mask } = base;
+  const prices = table.prices;
+  const maxPrice = plan.maxPrice;
+  const eligible = (i: number) =>
+    mask[i] === 1 && !excluded.has(i) && (maxPrice === null || prices[i]! <= maxPrice);
+
+  const hasHistory = dense.items.length > 0;
+  const collab = weights.collab && signals && hasHistory ? signals.collaborative(dense) : null;
+  const content = weights.content && signals && hasHistory ? signals.content(dense) : null;
+  let similar: ComponentInputs["similar"] = null;
+  if (weights.similar && plan.sourceItems.length > 0) {
+    similar = signals
+      ? fromNeighbours(plan.sourceItems, (a) => signals.similar(a, 200))
+      : catalogueSimilar(table, plan.sourceItems);
+  }
+  const complementary =
+    weights.complementary && signals && plan.complementAnchors.length > 0
+      ? fromNeighbours(plan.complementAnchors, (a) => signals.complementary(a, 100))
+      : null;
+
+  const want = plan.skip + plan.limit;
+  const pool = plan.diverse ? Math.max(want * 3, want + 50) : want;
+  let candidates: Int32Array | null = null;
+  if (signals !== null && n > tuning.candidateMinItems) {
+    if (base.list !== null) candidates = filterList(base.list, eligible);
+    else {
+      candidates = gatherCandidates(plan, base.count / n, pool, excluded.size, eligible, {
+        collab,
+        content,
+        similar,
+        complementary,
+      });
+      // Too few survived the filters (a mid-selective filter): fall back to scoring every match.
+      if (candidates.length < Math.min(pool, base.count - excluded.size)) candidates = null;
+    }
+  }
+  const exact = candidates === null;
+  if (candidates === null) {
+    const all: number[] = [];
+    for (let i = 0; i < n; i++) if (eligible(i)) all.push(i);
+    candidates = Int32Array.from(all);
+  }
 
   const components = computeComponents({
     table,
-    signals: plan.signals,
     history,
     dense,
-    eligible,
-    weights: plan.weights,
-    sourceItems: plan.sourceItems,
-    complementAnchors: plan.complementAnchors,
+    candidates,
+    weights,
+    collab,
+    content,
+    similar,
+    complementary,
   });
+  let keep: Uint8Array | null = null;
+  let total: number;
   if (plan.require !== undefined) {
     const required = components.values[plan.require];
-    for (let i = 0; i < n; i++) if (!(required !== undefined && required[i]! > 0)) eligible[i] = 0;
+    keep = new Uint8Array(candidates.length);
+    total = 0;
+    for (let p = 0; p < candidates.length; p++) {
+      if (required !== undefined && required[p]! > 0) {
+        keep[p] = 1;
+        total++;
+      }
+    }
+  } else if (exact || base.list !== null) {
+    total = candidates.length;
+  } else {
+    total = eligibleTotal(base, table, excluded, maxPrice);
   }
-  for (let i = 0; i < n; i++) total += eligible[i]!;
-  const final = blendScores(plan, components, eligible);
-  const want = Math.min(total, plan.skip + plan.limit);
-  const predicate = (i: number) => eligible[i] === 1;
-  let order = topK(final, plan.diverse ? Math.min(total, Math.max(want * 3, want + 50)) : want, predicate);
-  if (plan.diverse) order = mmr(order, final, table, plan.signals, want);
-  const page = Array.from(order.subarray(plan.skip, want));
-  return { items: page.map((i) => toItem(plan, components, dense, final[i]!, i)), total };
+  const final = blendScores(plan, components, candidates, keep);
+  const take = Math.min(total, want);
+  let order = topK(final, plan.diverse ? Math.min(total, pool) : take);
+  if (plan.diverse) order = mmr(order, final, candidates, table, signals, take);
+  const page = Array.from(order.subarray(plan.skip, take));
+  return {
+    items: page.map((p) => toItem(plan, components, dense, final[p]!, candidates[p]!, p)),
+    total,
+  };
 }
 
-function blendScores(plan: RankPlan, components: ComponentScores, eligible: Uint8Array): Float32Array {
-  const n = plan.table.size;
-  const final = new Float32Array(n);
+function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Array {
+  const out: number[] = [];
+  for (const i of list) if (keep(i)) out.push(i);
+  return Int32Array.from(out);
+}
+
+/** Eligible items: the cached base count minus this request's exclusions (and price cap). */
+function eligibleTotal(
+  base: BaseEligibility,
+  table: ItemTable,
+  excluded: ReadonlySet<number>,
+  maxPrice: number | null,
+): number {
+  const { mask } = base;
+  if (maxPrice === null) {
+    let total = base.count;
+    for (const i of excluded) if (mask[i] === 1) total--;
+    return total;
+  }
+  let total = 0;
+  const prices = table.prices;
+  for (let i = 0; i < mask.length; i++) if (mask[i] === 1 && prices[i]! <= maxPrice) total++;
+  for (const i of excluded) if (mask[i] === 1 && prices[i]! <= maxPrice) total--;
+  return total;
+}
+
+function gatherCandidates(
+  plan: RankPlan,
+  share: number,
+  pool: number,
+  excludedCount: number,
+  eligible: (item: number) => boolean,
+  signals: Pick<ComponentInputs, "collab" | "content" | "similar" | "complementary">,
+): Int32Array {
+  const { table, weights } = plan;
+  const out = new Set<number>();
+  const add = (item: number) => {
+    if (!out.has(item) && eligible(item)) out.add(item);
+  };
+  // Fetch enough that `pool` survive the exclusions and the filter's share of the catalogue.
+  const k = Math.min(MAX_ANN_CANDIDATES, Math.ceil((pool + excludedCount + 20) / Math.max(share, 1e-3)));
+  if (signals.collab) for (const i of signals.collab.top(k)) add(i);
+  if (signals.content) for (const i of signals.content.top(k)) add(i);
+  for (const sparse of [signals.similar, signals.complementary]) {
+    if (sparse === null) continue;
+    if ("dense" in sparse) continue;
+    for (const i of sparse.score.keys()) add(i);
+  }
+  if (weights.trend || weights.preference) {
+    // The most popular eligible items: decisive for cold users, and the trend component's best.
+    const order = popularityOrder(table);
+    let found = 0;
+    for (let j = 0; j < order.length && found < pool; j++) {
+      if (eligible(order[j]!)) {
+        add(order[j]!);
+        found++;
+      }
+    }
+  }
+  const prefer = weights.preference ? preferenceMatcher(plan.history) : null;
+  if (prefer) {
+    const preferred = plan.history.preferredCategories;
+    const orders =
+      preferred.length > 0
+        ? preferred.map((c) => categoryOrder(table, c, "popularity"))
+        : [popularityOrder(table)];
+    for (const order of orders) {
+      let found = 0;
+      for (const i of order) {
+        if (found >= pool) break;
+        if (prefer(table, i) && eligible(i)) {
+          add(i);
+          found++;
+        }
+      }
+    }
+  }
+  return Int32Array.from(out);
+}
+
+function blendScores(
+  plan: RankPlan,
+  components: ComponentScores,
+  candidates: Int32Array,
+  keep: Uint8Array | null,
+): Float32Array {
+  const m = candidates.length;
+  const final = new Float32Array(m);
   for (const component of COMPONENTS) {
     const w = plan.weights[component];
     const values = components.values[component];
     if (!w || !values) continue;
-    for (let i = 0; i < n; i++) final[i]! += w * values[i]!;
+    for (let p = 0; p < m; p++) final[p]! += w * values[p]!;
   }
   if (plan.goal === "revenue") {
     // Expected revenue: relevance times what the sale is worth.
-    for (let i = 0; i < n; i++) final[i]! *= plan.table.prices[i]!;
+    for (let p = 0; p < m; p++) final[p]! *= plan.table.prices[candidates[p]!]!;
   } else if (plan.goal === "discovery") {
     // Long tail first: the more popular an item already is, the less it is pushed.
     const trend = components.values.trend;
-    if (trend) for (let i = 0; i < n; i++) final[i]! *= 1 - 0.5 * trend[i]!;
+    if (trend) for (let p = 0; p < m; p++) final[p]! *= 1 - 0.5 * trend[p]!;
   }
-  for (let i = 0; i < n; i++) if (eligible[i] !== 1) final[i] = Number.NEGATIVE_INFINITY;
+  if (keep !== null) for (let p = 0; p < m; p++) if (keep[p] !== 1) final[p] = Number.NEGATIVE_INFINITY;
   return final;
 }
 
-/** Maximal marginal relevance over categories and taste factors. */
+/** Maximal marginal relevance over categories and taste factors; works on candidate positions. */
 function mmr(
   pool: Int32Array,
   score: Float32Array,
+  candidates: Int32Array,
   table: ItemTable,
   signals: ModelSignals | null,
   want: number,
@@ -151,11 +313,11 @@ function mmr(
     remaining.splice(best, 1);
     maxSim.copyWithin(best, best + 1);
     for (let r = 0; r < remaining.length; r++) {
-      const sim = similarity(table, signals, pick, remaining[r]!);
+      const sim = similarity(table, signals, candidates[pick]!, candidates[remaining[r]!]!);
       if (sim > maxSim[r]!) maxSim[r] = sim;
     }
   }
-  const rest = pool.filter((i) => !chosen.includes(i));
+  const rest = pool.filter((p) => !chosen.includes(p));
   return Int32Array.from([...chosen, ...rest].slice(0, want));
 }
 
@@ -169,12 +331,12 @@ function similarity(table: ItemTable, signals: ModelSignals | null, a: number, b
   return taste === null ? category : 0.5 * category + 0.5 * Math.max(0, taste);
 }
 
-function dominant(plan: RankPlan, components: ComponentScores, item: number): Component | null {
+function dominant(plan: RankPlan, components: ComponentScores, position: number): Component | null {
   let best: Component | null = null;
   let bestValue = 0;
   for (const component of COMPONENTS) {
     const w = plan.weights[component];
-    const v = components.values[component]?.[item];
+    const v = components.values[component]?.[position];
     if (!w || v === undefined) continue;
     if (w * v > bestValue) {
       bestValue = w * v;
@@ -190,8 +352,9 @@ function toItem(
   dense: TypedHistory,
   score: number,
   item: number,
+  position: number,
 ): RecommendationItem {
-  const component = dominant(plan, components, item);
+  const component = dominant(plan, components, position);
   const source: RecommendationSource = component === null ? "popular" : plan.label[component];
   const result: RecommendationItem = {
     externalId: plan.table.externalIds[item]!,
@@ -200,7 +363,7 @@ function toItem(
     source,
   };
   if (plan.explanation !== null) {
-    const reason = reasonFor(plan, components, dense, component, item);
+    const reason = reasonFor(plan, components, dense, component, item, position);
     result.explanation = explain(reason, plan.explanation, { source, score: result.score });
   }
   return result;
@@ -212,6 +375,7 @@ function reasonFor(
   dense: TypedHistory,
   component: Component | null,
   item: number,
+  position: number,
 ): Reason {
   const { table, signals } = plan;
   const category = table.categories[item]!;
@@ -223,12 +387,12 @@ function reasonFor(
   });
   switch (component) {
     case "similar": {
-      const anchor = components.anchors.similar?.[item] ?? -1;
+      const anchor = components.anchors.similar?.[position] ?? -1;
       if (anchor >= 0) return similarReason(anchor);
       break;
     }
     case "complementary": {
-      const anchor = components.anchors.complementary?.[item] ?? -1;
+      const anchor = components.anchors.complementary?.[position] ?? -1;
       if (anchor >= 0) return { kind: "complementary", anchorName: table.names[anchor]! };
       break;
     }

@@ -96,6 +96,7 @@ export async function recommendPreset({
     limit,
     explanation: input.preset === "homepage" ? null : "simple",
     label: sourceLabels("hybrid"),
+    tuning: service.tuning,
   });
   return respond(deps, ctx.accountId, `ecommerce/${input.preset}`, history.endUserId, page, 0, limit);
 }

@@ -15,11 +15,14 @@ import type { ItemTable } from "./item-table";
 import { RecommendationLogQueue } from "./log-queue";
 import type { ModelSignals } from "./signals";
 import { snapshotView } from "./snapshot-signals";
+import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
 
 export interface ServingView {
   table: ItemTable;
   /** null: the account has no published model; rank by popularity and catalogue order. */
   signals: ModelSignals | null;
+  /** The published model's snapshot the view reads, when there is one. */
+  snapshot?: Snapshot;
 }
 
 export interface SnapshotSource {
@@ -30,6 +33,8 @@ export class RecommendationService {
   readonly histories: HistoryCache;
   readonly catalogue: CatalogueCache;
   readonly logs: RecommendationLogQueue;
+  /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
+  readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
   private unsubscribe: (() => void)[] = [];
 
   constructor(
@@ -45,7 +50,7 @@ export class RecommendationService {
   /** What a request ranks over: the published model's snapshot, else the product rows. */
   async view(accountId: number): Promise<ServingView> {
     const snapshot = await this.snapshots?.getSnapshot(accountId);
-    if (snapshot !== undefined) return snapshotView(snapshot, this.database);
+    if (snapshot !== undefined) return snapshotView(snapshot, this.database, this.tuning);
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 

@@ -15,11 +15,25 @@ export interface ScoredItems {
   scores: Float32Array;
 }
 
+/**
+ * One request's view of a per-user signal: the user's vector is computed once, then items are scored one by
+ * one (only the candidates) and the best items can be fetched from the HNSW index without a full scan.
+ */
+export interface SignalQuery {
+  /** Raw score of one item (unscaled; higher is better). */
+  score(item: number): number;
+  /**
+   * Up to `k` items with the highest scores, best first: from the HNSW index where the model has one
+   * (approximate), else by scanning every item.
+   */
+  top(k: number): Int32Array;
+}
+
 export interface ModelSignals {
-  /** Collaborative score per item for this history (fold-in of the user's vector), or null. */
-  collaborative(history: DenseHistory): Float32Array | null;
-  /** Content score per item: similarity to the content profile of the history, or null. */
-  content(history: DenseHistory): Float32Array | null;
+  /** Collaborative signal for this history (fold-in of the user's vector, or EASE), or null. */
+  collaborative(history: DenseHistory): SignalQuery | null;
+  /** Content signal: similarity to the content profile of the history, or null. */
+  content(history: DenseHistory): SignalQuery | null;
   /** Items most similar to `item` (collaborative and content similarity), best first, `item` left out. */
   similar(item: number, k: number): ScoredItems;
   /** Items most often bought or carted together with `item`, best first. */

@@ -5,20 +5,28 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { foldInUser } from "../../engine/fold-in";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
+import { itemsRevision } from "../../snapshots/revision";
 import type { Snapshot } from "../../snapshots/types";
 import type { EngineModel } from "../../training/engine-api";
+import { annTop, contentIndex, factorIndex } from "./ann-access";
 import type { ItemTable } from "./item-table";
 import type { ServingView } from "./service";
-import type { DenseHistory, ModelSignals, ScoredItems } from "./signals";
+import type { DenseHistory, ModelSignals, ScoredItems, SignalQuery } from "./signals";
+import type { ServingTuning } from "./tuning";
 
 const views = new WeakMap<Snapshot, ServingView>();
 
-export function snapshotView(snapshot: Snapshot, database: Database): ServingView {
+export function snapshotView(snapshot: Snapshot, database: Database, tuning: ServingTuning): ServingView {
   let view = views.get(snapshot);
   if (view === undefined) {
-    view = { table: snapshotTable(snapshot, database), signals: new EngineSignals(snapshot.model) };
+    view = {
+      table: snapshotTable(snapshot, database),
+      signals: new EngineSignals(snapshot.model, tuning),
+      snapshot,
+    };
     views.set(snapshot, view);
   }
   return view;
@@ -47,6 +55,7 @@ function snapshotTable(snapshot: Snapshot, database: Database): ItemTable {
     },
     popularity: snapshot.model.popularity.score,
     indexOf: items.indexByExternalId,
+    revision: () => itemsRevision(snapshot),
   };
 }
 
@@ -72,64 +81,90 @@ async function loadAttributes(
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */
 const TASTE_SHARE = 0.6;
 
+const dot = (a: Float32Array, b: Float32Array, offset: number, dims: number): number =>
+  rowDot(a, 0, b, offset, dims);
+
+function rowDot(a: Float32Array, ao: number, b: Float32Array, bo: number, dims: number): number {
+  let s = 0;
+  for (let d = 0; d < dims; d++) s += a[ao + d]! * b[bo + d]!;
+  return s;
+}
+
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
   private factorNorms: Float32Array | null = null;
+  /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
+  private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
 
-  constructor(private readonly model: EngineModel) {
+  constructor(
+    private readonly model: EngineModel,
+    private readonly tuning: ServingTuning,
+  ) {
     this.trending = model.popularity.trending;
   }
 
-  collaborative(history: DenseHistory): Float32Array | null {
-    const out = new Float32Array(this.model.nItems);
-    return componentScores(this.model, history, "cf", out) ? out : null;
+  collaborative(history: DenseHistory): SignalQuery | null {
+    const model = this.model;
+    if (model.ease) {
+      // EASE scores are sparse sums over the history's rows: computing them whole is cheap.
+      const out = this.buffer("collab");
+      if (!componentScores(model, history, "cf", out)) return null;
+      return { score: (i) => out[i]!, top: (k) => topK(out, k) };
+    }
+    const als = model.als;
+    if (!als) return null;
+    const x = foldInUser(als, history);
+    const score = (i: number) => dot(x, als.itemFactors, i * als.k, als.k);
+    return {
+      score,
+      top: (k) => {
+        const ix = factorIndex(model);
+        return ix ? annTop(ix, x, k) : this.scanTop("collab", score, k);
+      },
+    };
   }
 
-  content(history: DenseHistory): Float32Array | null {
-    const out = new Float32Array(this.model.nItems);
-    return componentScores(this.model, history, "content", out) ? out : null;
+  content(history: DenseHistory): SignalQuery | null {
+    const model = this.model;
+    const c = model.content;
+    if (!c) return null;
+    const profile = new Float32Array(c.dims);
+    for (let h = 0; h < history.items.length; h++) {
+      const it = history.items[h]!;
+      if (it < 0 || it >= model.nItems) continue;
+      const w = history.weights[h]!;
+      const o = it * c.dims;
+      for (let d = 0; d < c.dims; d++) profile[d]! += w * c.vectors[o + d]!;
+    }
+    const score = (i: number) => dot(profile, c.vectors, i * c.dims, c.dims);
+    return {
+      score,
+      top: (k) => {
+        // Item vectors are unit length (or zero and left out of the index): cosine order is dot order.
+        const ix = contentIndex(model);
+        return ix ? annTop(ix, profile, k) : this.scanTop("content", score, k);
+      },
+    };
   }
 
   similar(item: number, k: number): ScoredItems {
     const n = this.model.nItems;
-    const als = this.model.als;
-    const content = this.model.content;
-    const scores = new Float32Array(n);
-    if (als) {
-      const norms = this.norms();
-      const f = als.itemFactors;
-      const dims = als.k;
-      const o = item * dims;
-      const share = content ? TASTE_SHARE : 1;
-      const self = norms[item]!;
-      if (self > 0) {
-        for (let i = 0; i < n; i++) {
-          if (norms[i] === 0) continue;
-          let dot = 0;
-          const p = i * dims;
-          for (let d = 0; d < dims; d++) dot += f[o + d]! * f[p + d]!;
-          scores[i]! += (share * dot) / (self * norms[i]!);
-        }
-      }
+    const pool = n > this.tuning.candidateMinItems ? this.similarPool(item, Math.max(3 * k, 100)) : null;
+    if (pool === null) {
+      const scores = new Float32Array(n);
+      for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);
+      scores[item] = Number.NEGATIVE_INFINITY;
+      const top = topK(scores, k);
+      return { items: top, scores: Float32Array.from(top, (i) => scores[i]!) };
     }
-    if (content) {
-      const v = content.vectors;
-      const dims = content.dims;
-      const o = item * dims;
-      const share = als ? 1 - TASTE_SHARE : 1;
-      // Content vectors are L2-normalised: the dot product is the cosine.
-      for (let i = 0; i < n; i++) {
-        let dot = 0;
-        const p = i * dims;
-        for (let d = 0; d < dims; d++) dot += v[o + d]! * v[p + d]!;
-        scores[i]! += share * dot;
-      }
-    }
-    scores[item] = Number.NEGATIVE_INFINITY;
+    const scores = Float32Array.from(pool, (i) =>
+      i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, i),
+    );
     const top = topK(scores, k);
-    const out = new Float32Array(top.length);
-    for (let j = 0; j < top.length; j++) out[j] = scores[top[j]!]!;
-    return { items: top, scores: out };
+    return {
+      items: Int32Array.from(top, (j) => pool[j]!),
+      scores: Float32Array.from(top, (j) => scores[j]!),
+    };
   }
 
   complementary(item: number, k: number): ScoredItems {
@@ -145,17 +180,70 @@ class EngineSignals implements ModelSignals {
     if (als) {
       const norms = this.norms();
       if (norms[a] === 0 || norms[b] === 0) return 0;
-      let dot = 0;
-      for (let d = 0; d < als.k; d++)
-        dot += als.itemFactors[a * als.k + d]! * als.itemFactors[b * als.k + d]!;
-      return dot / (norms[a]! * norms[b]!);
+      return rowDot(als.itemFactors, a * als.k, als.itemFactors, b * als.k, als.k) / (norms[a]! * norms[b]!);
     }
     const content = this.model.content;
     if (!content) return null;
-    let dot = 0;
-    for (let d = 0; d < content.dims; d++)
-      dot += content.vectors[a * content.dims + d]! * content.vectors[b * content.dims + d]!;
-    return dot;
+    return rowDot(content.vectors, a * content.dims, content.vectors, b * content.dims, content.dims);
+  }
+
+  /** Taste cosine and content cosine of two items, blended as "similar items" ranks them. */
+  private similarity(item: number, i: number): number {
+    const als = this.model.als;
+    const content = this.model.content;
+    let s = 0;
+    if (als) {
+      const norms = this.norms();
+      if (norms[item]! > 0 && norms[i]! > 0) {
+        const cos = rowDot(als.itemFactors, item * als.k, als.itemFactors, i * als.k, als.k);
+        s += ((content ? TASTE_SHARE : 1) * cos) / (norms[item]! * norms[i]!);
+      }
+    }
+    if (content) {
+      // Content vectors are L2-normalised: the dot product is the cosine.
+      const cos = rowDot(
+        content.vectors,
+        item * content.dims,
+        content.vectors,
+        i * content.dims,
+        content.dims,
+      );
+      s += (als ? 1 - TASTE_SHARE : 1) * cos;
+    }
+    return s;
+  }
+
+  /** Neighbour candidates from the HNSW indexes (taste and content), or null when there are none to ask. */
+  private similarPool(item: number, k: number): Int32Array | null {
+    const model = this.model;
+    const factors = model.als ? factorIndex(model) : null;
+    const content = model.content ? contentIndex(model) : null;
+    if ((model.als && !factors) || (model.content && !content)) return null;
+    const out = new Set<number>();
+    if (factors && model.als) {
+      const q = model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k);
+      for (const i of annTop(factors, q, k)) out.add(i);
+    }
+    if (content && model.content) {
+      const q = model.content.vectors.subarray(item * model.content.dims, (item + 1) * model.content.dims);
+      for (const i of annTop(content, q, k)) out.add(i);
+    }
+    return Int32Array.from(out);
+  }
+
+  private buffer(name: "collab" | "content"): Float32Array {
+    let b = this.buffers[name];
+    if (b === undefined) {
+      b = new Float32Array(this.model.nItems);
+      this.buffers[name] = b;
+    }
+    return b;
+  }
+
+  private scanTop(name: "collab" | "content", score: (i: number) => number, k: number): Int32Array {
+    const out = this.buffer(name);
+    for (let i = 0; i < out.length; i++) out[i] = score(i);
+    return topK(out, k);
   }
 
   private norms(): Float32Array {

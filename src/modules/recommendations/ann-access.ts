@@ -1,0 +1,48 @@
+/**
+ * HNSW access for serving: the model's own indexes (built at training time for large catalogues), or one
+ * built here on first use for a model trained without them (small catalogues forced onto the candidate path,
+ * e.g. by a low `candidateMinItems`), plus a plain top-k search without a JS filter callback (eligibility is
+ * checked afterwards on the few items returned, which is far cheaper than a callback per visited node).
+ */
+import { type AnnIndex, annIndexes, buildAnnIndex } from "../../engine";
+import type { EngineModel } from "../../training/engine-api";
+
+/** Largest catalogue whose missing index is built at request time (a few hundred ms at most). */
+const BUILD_MAX_ITEMS = 50_000;
+
+const built = new WeakMap<EngineModel, { factors?: AnnIndex | null; content?: AnnIndex | null }>();
+
+export function factorIndex(model: EngineModel): AnnIndex | null {
+  const own = annIndexes(model).factors;
+  if (own !== null || model.als === null) return own;
+  const cache = built.get(model) ?? {};
+  built.set(model, cache);
+  if (cache.factors === undefined) {
+    cache.factors =
+      model.nItems <= BUILD_MAX_ITEMS ? buildAnnIndex(model.als.itemFactors, model.als.k, "ip") : null;
+  }
+  return cache.factors;
+}
+
+export function contentIndex(model: EngineModel): AnnIndex | null {
+  const own = annIndexes(model).content;
+  if (own !== null || model.content === null) return own;
+  const cache = built.get(model) ?? {};
+  built.set(model, cache);
+  if (cache.content === undefined) {
+    cache.content =
+      model.nItems <= BUILD_MAX_ITEMS
+        ? buildAnnIndex(model.content.vectors, model.content.dims, "cosine")
+        : null;
+  }
+  return cache.content;
+}
+
+/** Up to `k` labels nearest to `query`, best first. */
+export function annTop(ix: AnnIndex, query: Float32Array, k: number): Int32Array {
+  const kk = Math.min(k, ix.index.getCurrentCount());
+  if (kk <= 0) return new Int32Array(0);
+  // ef bounds the candidate list of the walk; it must be at least k for k results.
+  ix.index.setEf(Math.max(ix.options.efSearch, kk));
+  return Int32Array.from(ix.index.searchKnn(Array.from(query), kk).neighbors);
+}

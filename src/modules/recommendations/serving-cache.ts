@@ -1,0 +1,136 @@
+/**
+ * Per-table caches of request-invariant work: which items a stock rule and filter leave (mask, count and,
+ * when short, the list), the popularity order, and the sorted item lists of category listings. Keyed by the
+ * table object (a snapshot's table lives as long as the snapshot) and dropped whenever the table's items
+ * revision moves (a catalogue change written into the snapshot), so a cached answer never outlives the data.
+ */
+import type { ItemPredicate } from "./filters";
+import { categoryMatcher, type ItemTable, normalizeCategory } from "./item-table";
+
+export interface BaseEligibility {
+  /** 1 = live, in stock when asked, and matching the filter. */
+  mask: Uint8Array;
+  count: number;
+  /** The matching items in index order, when there are at most `listMax` of them. */
+  list: Int32Array | null;
+}
+
+export type CategorySort = "popularity" | "rating" | "price_asc" | "price_desc";
+
+interface TableCache {
+  revision: number;
+  bases: Map<string, BaseEligibility>;
+  categories: Map<string, Int32Array>;
+  popularityOrder: Int32Array | null;
+}
+
+const MAX_BASES = 32;
+const MAX_CATEGORY_LISTS = 256;
+const caches = new WeakMap<ItemTable, TableCache>();
+
+function cacheFor(table: ItemTable): TableCache {
+  const revision = table.revision();
+  let cache = caches.get(table);
+  if (cache === undefined) {
+    cache = { revision, bases: new Map(), categories: new Map(), popularityOrder: null };
+    caches.set(table, cache);
+  } else if (cache.revision !== revision) {
+    // Popularity is trained (or loaded with the table) and does not move with catalogue edits.
+    cache.revision = revision;
+    cache.bases.clear();
+    cache.categories.clear();
+  }
+  return cache;
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): V {
+  map.set(key, value);
+  if (map.size > max) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  return value;
+}
+
+/**
+ * Live items passing the stock rule and the compiled filter. `filterKey` identifies the filter (its JSON);
+ * without one (a predicate nobody can name) the result is computed and not cached.
+ */
+export function baseEligibility(
+  table: ItemTable,
+  inStockOnly: boolean,
+  predicate: ItemPredicate | null,
+  filterKey: string | null,
+  listMax: number,
+): BaseEligibility {
+  const cacheable = predicate === null || filterKey !== null;
+  const key = `${inStockOnly ? 1 : 0}|${listMax}|${filterKey ?? ""}`;
+  const cache = cacheFor(table);
+  const hit = cacheable ? cache.bases.get(key) : undefined;
+  if (hit !== undefined) {
+    cache.bases.delete(key);
+    cache.bases.set(key, hit);
+    return hit;
+  }
+  const n = table.size;
+  const mask = new Uint8Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    if (table.deleted[i] === 1) continue;
+    if (inStockOnly && table.inStock[i] !== 1) continue;
+    if (predicate !== null && !predicate(i)) continue;
+    mask[i] = 1;
+    count++;
+  }
+  let list: Int32Array | null = null;
+  if (count <= listMax) {
+    list = new Int32Array(count);
+    for (let i = 0, j = 0; i < n; i++) if (mask[i] === 1) list[j++] = i;
+  }
+  const base = { mask, count, list };
+  return cacheable ? remember(cache.bases, key, base, MAX_BASES) : base;
+}
+
+/** Every item, most popular first (ties by index). */
+export function popularityOrder(table: ItemTable): Int32Array {
+  const cache = cacheFor(table);
+  if (cache.popularityOrder === null) {
+    const pop = table.popularity;
+    const order = Int32Array.from({ length: table.size }, (_, i) => i);
+    order.sort((a, b) => pop[b]! - pop[a]! || a - b);
+    cache.popularityOrder = order;
+  }
+  return cache.popularityOrder;
+}
+
+/** Live items of a category and its sub-categories in listing order; cached per category and sort key. */
+export function categoryOrder(table: ItemTable, category: string, sortBy: CategorySort): Int32Array {
+  const path = normalizeCategory(category);
+  const key = `${sortBy}|${path}`;
+  const cache = cacheFor(table);
+  const hit = cache.categories.get(key);
+  if (hit !== undefined) return hit;
+  const inCategory = categoryMatcher([path]);
+  const items: number[] = [];
+  for (let i = 0; i < table.size; i++) {
+    if (table.deleted[i] !== 1 && inCategory(table.categories[i]!)) items.push(i);
+  }
+  const order = Int32Array.from(items);
+  const pop = table.popularity;
+  const price = table.prices;
+  const rating = table.rating;
+  const byPopularity = (a: number, b: number) => pop[b]! - pop[a]! || a - b;
+  // Unrated (NaN) items sort after every rated one, as `nulls last` does in SQL.
+  const rated = (i: number) => (Number.isNaN(rating[i]!) ? Number.NEGATIVE_INFINITY : rating[i]!);
+  const compare: Record<CategorySort, (a: number, b: number) => number> = {
+    popularity: byPopularity,
+    rating: (a, b) => rated(b) - rated(a) || byPopularity(a, b),
+    price_asc: (a, b) => price[a]! - price[b]! || a - b,
+    price_desc: (a, b) => price[b]! - price[a]! || a - b,
+  };
+  order.sort((a, b) => {
+    const c = compare[sortBy](a, b);
+    return Number.isNaN(c) ? 0 : c;
+  });
+  return remember(cache.categories, key, order, MAX_CATEGORY_LISTS);
+}
