@@ -17,7 +17,7 @@ export async function resetSandbox({
   deps,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database" | "logger">;
+  deps: Pick<AppDeps, "database" | "logger" | "recommendations">;
 }): Promise<ResetResultType> {
   if (ctx.account.plan !== FREE_PLAN) {
     throw new AppError("FREE_PLAN_ONLY", "Only FREE-plan accounts can reset their data through the sandbox");
@@ -33,7 +33,9 @@ export async function resetSandbox({
     await tx.delete(ingestionJobs).where(eq(ingestionJobs.accountId, accountId));
     return counts;
   });
-  // Every process drops the account's served model snapshot.
+  // This process forgets the account's cached histories and catalogue at once; every process drops the
+  // account's served model snapshot.
+  deps.recommendations.forgetAccount(accountId);
   await deps.database
     .notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify({ accountId, modelId: null }))
     .catch((error: unknown) =>
