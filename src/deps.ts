@@ -117,8 +117,9 @@ export async function createDeps(
     database,
     logger,
     maxBytes: config.snapshotCacheMb * 1024 * 1024,
+    metrics,
   });
-  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots }));
+  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
   const recommendations = new RecommendationService(database, logger, snapshots);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 

@@ -7,6 +7,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { models } from "../db/schema";
+import type { Metrics } from "../http/metrics";
 import { onEndUserErased } from "../modules/end-users/events";
 import { onProductsChanged } from "../modules/products/events";
 import type { Logger } from "../shared/logger";
@@ -31,6 +32,7 @@ export interface SnapshotRegistryOptions {
   productRefreshMs?: number;
   /** How long "this account has no published model" is believed without a NOTIFY saying otherwise. */
   absentTtlMs?: number;
+  metrics?: Pick<Metrics, "setSnapshotBytes" | "cacheHit" | "cacheMiss">;
 }
 
 interface Entry {
@@ -93,9 +95,11 @@ export class SnapshotRegistry {
   async getSnapshot(accountId: number): Promise<Snapshot | undefined> {
     const entry = this.entries.get(accountId);
     if (entry !== undefined) {
+      this.options.metrics?.cacheHit("snapshot");
       this.touch(accountId, entry);
       return entry.snapshot;
     }
+    this.options.metrics?.cacheMiss("snapshot");
     const absentSince = this.absent.get(accountId);
     if (absentSince !== undefined && Date.now() - absentSince < (this.options.absentTtlMs ?? 30_000)) {
       return undefined;
@@ -221,6 +225,7 @@ export class SnapshotRegistry {
     this.entries.set(accountId, entry);
     this.absent.delete(accountId);
     this.totalBytes += entry.snapshot.bytes;
+    this.options.metrics?.setSnapshotBytes(accountId, entry.snapshot.bytes);
     // Oldest first; the snapshot just installed stays even when it alone exceeds the bound.
     for (const [id, e] of this.entries) {
       if (this.totalBytes <= this.options.maxBytes || id === accountId) break;
@@ -233,6 +238,7 @@ export class SnapshotRegistry {
     if (this.entries.get(accountId) !== entry) return;
     this.entries.delete(accountId);
     this.totalBytes -= entry.snapshot.bytes;
+    this.options.metrics?.setSnapshotBytes(accountId, 0);
   }
 
   private touch(accountId: number, entry: Entry): void {

@@ -7,6 +7,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { trainingJobs } from "../db/schema";
+import type { Metrics } from "../http/metrics";
 import type { ClaimedJob } from "../jobs/row-queue";
 import type { JobRunContext } from "../jobs/runner";
 import type { Logger } from "../shared/logger";
@@ -26,6 +27,7 @@ export interface TrainingDeps {
   readonly database: Database;
   readonly logger: Logger;
   readonly snapshots: SnapshotRegistry;
+  readonly metrics?: Pick<Metrics, "observeTraining" | "trainingFailed">;
 }
 
 export async function runTrainingJob(
@@ -34,6 +36,7 @@ export async function runTrainingJob(
   context: JobRunContext,
 ): Promise<void> {
   const { database } = deps;
+  const startedAt = performance.now();
   const log = deps.logger.child({ trainingJobId: job.id, accountId: job.accountId });
   const progress = new ProgressWriter(database, job.id, context.workerId);
   const [row] = await database.db
@@ -48,15 +51,10 @@ export async function runTrainingJob(
   });
   if (context.signal.aborted) return;
   if (data.productIds.length === 0) {
-    return failJob(database, job, context, "The account has no products to train on");
+    return failJob(deps, job, context, "The account has no products to train on");
   }
   if (data.events.user.length === 0) {
-    return failJob(
-      database,
-      job,
-      context,
-      "The account has no interactions with current products to train on",
-    );
+    return failJob(deps, job, context, "The account has no interactions with current products to train on");
   }
   const counts = {
     users: data.events.nUsers,
@@ -75,7 +73,7 @@ export async function runTrainingJob(
     );
   } catch (error) {
     if (error instanceof TrainingAbortedError) return;
-    if (error instanceof TrainingDataError) return failJob(database, job, context, error.message);
+    if (error instanceof TrainingDataError) return failJob(deps, job, context, error.message);
     throw error;
   }
   if (context.signal.aborted) return;
@@ -107,6 +105,7 @@ export async function runTrainingJob(
     }
     throw error;
   }
+  deps.metrics?.observeTraining((performance.now() - startedAt) / 1000);
   log.info("training job completed", {
     modelId: stored.modelId,
     published: stored.decision.published,
@@ -126,12 +125,13 @@ export async function runTrainingJob(
 }
 
 async function failJob(
-  database: Database,
+  deps: TrainingDeps,
   job: ClaimedJob,
   context: JobRunContext,
   reason: string,
 ): Promise<void> {
-  await database.rows(sql`
+  deps.metrics?.trainingFailed();
+  await deps.database.rows(sql`
     update training_jobs set status = 'failed', error = ${reason}, stage = 'failed', claimed_by = null,
       heartbeat_at = null, finished_at = now()
     where id = ${job.id} and claimed_by = ${context.workerId} and status = 'running'`);
