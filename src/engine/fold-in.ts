@@ -43,7 +43,18 @@ export function foldInUser(
   const x = out ?? new Float32Array(k);
   const native = opts.native === false || history.items.length === 0 ? null : nativeKernels();
   if (native) {
-    const rc = native.fold_in_f32(Y, Y.length / k, history.items, history.weights, history.items.length, itemGram, k, alpha, regularization, x);
+    const rc = native.fold_in_f32(
+      Y,
+      Y.length / k,
+      history.items,
+      history.weights,
+      history.items.length,
+      itemGram,
+      k,
+      alpha,
+      regularization,
+      x,
+    );
     if (rc !== 0) x.fill(0);
     return x;
   }

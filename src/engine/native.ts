@@ -28,8 +28,16 @@ const symbols = {
   },
   fold_in_f32: {
     args: [
-      FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.i32,
-      FFIType.f64, FFIType.f64, FFIType.ptr,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.f64,
+      FFIType.f64,
+      FFIType.ptr,
     ],
     returns: FFIType.i32,
   },

@@ -17,8 +17,11 @@ export interface SearchOptions {
   /** Use EASE only if at most this support threshold is needed to fit the item budget. */
   maxEaseMinSupport: number;
   maxUsers: number;
-  /** Wall-clock budget for trying further λ values once the first fit has been timed. */
-  budgetSeconds: number;
+  /**
+   * Cap on Σ m³ over the λ fits (m = EASE items), so the number of λ values tried depends on the data
+   * alone, never on machine speed: results stay reproducible. The first λ is always tried.
+   */
+  lambdaCostBudget: number;
   /** Cap on cached component floats (users × components × items) during the blend search. */
   maxCachedFloats: number;
 }
@@ -85,11 +88,9 @@ export function searchConfig(
   let best = -1;
   let bestEase = null;
   if (useEase && base.ease) {
-    const t0 = performance.now();
-    for (const [i, lambda] of o.lambdas.entries()) {
-      // Each fit is an O(m³) inverse: stop once another one would overrun the budget.
-      const elapsed = (performance.now() - t0) / 1000;
-      if (i > 0 && elapsed + elapsed / i > o.budgetSeconds) break;
+    const m = chooseMinSupport(matrix, base.ease.targetItems, base.ease.minSupport).items;
+    const tries = Math.max(1, Math.min(o.lambdas.length, Math.floor(o.lambdaCostBudget / m ** 3)));
+    for (const [i, lambda] of o.lambdas.slice(0, tries).entries()) {
       const cfg: FitConfig = { ...config, ease: { ...base.ease, lambda } };
       const ease = fitEasePart(matrix, cfg)!;
       const w = new Float32Array(matrix.nCols).fill(1);
@@ -103,13 +104,16 @@ export function searchConfig(
         config = cfg;
         bestEase = ease;
       }
-      onProgress?.((0.5 * (i + 1)) / o.lambdas.length);
+      onProgress?.((0.5 * (i + 1)) / tries);
     }
   } else {
     for (const [i, g] of o.alsGrid.entries()) {
       const cfg: FitConfig = { ...config, als: { ...base.als, ...g } };
       // Shorter fits rank the grid points the same way at a fraction of the cost.
-      const basis = fitAlsPart(matrix, { ...cfg, als: { ...cfg.als, iterations: Math.min(cfg.als.iterations, 8) } });
+      const basis = fitAlsPart(matrix, {
+        ...cfg,
+        als: { ...cfg.als, iterations: Math.min(cfg.als.iterations, 8) },
+      });
       const x = new Float32Array(basis.k);
       const r = evalUsers((u, out) =>
         scoreFactors(foldInUser(basis, userHistory(matrix, u), x), basis.itemFactors, basis.k, out),

@@ -26,8 +26,8 @@ export interface TrainOptions {
   easeTargetItems?: number;
   /** Items need this many distinct users to enter EASE (single-user items only add noise and O(m³) cost). */
   easeMinSupport?: number;
-  /** Seconds the λ search may spend on EASE fits. */
-  searchBudgetSeconds?: number;
+  /** Cap on Σ m³ over the EASE fits of the λ search (default ≈ four fits at 3,000 items). */
+  lambdaCostBudget?: number;
   /** Fall back to ALS when meeting the budget would drop items seen by this many users or more. */
   maxEaseMinSupport?: number;
   /** Entries kept per EASE row in the model (largest |b|); 0 = dense. */
@@ -112,7 +112,7 @@ export function trainModel(
     ],
     maxEaseMinSupport: options.maxEaseMinSupport ?? 3,
     maxUsers: 2000,
-    budgetSeconds: options.searchBudgetSeconds ?? 60,
+    lambdaCostBudget: options.lambdaCostBudget ?? 1.2e11,
     maxCachedFloats: 60_000_000,
   };
   let trials: unknown[] = [];

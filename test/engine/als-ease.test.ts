@@ -91,7 +91,8 @@ describe("implicit ALS", () => {
     perCall.sort((a, b) => a - b);
     expect(perCall[3]!).toBeLessThan(1);
     const ts = foldInUser(basis, history, undefined, { native: false });
-    for (let t = 0; t < 64; t++) expect(Math.abs(ts[t]! - out[t]!)).toBeLessThan(1e-4 * (1 + Math.abs(ts[t]!)));
+    for (let t = 0; t < 64; t++)
+      expect(Math.abs(ts[t]! - out[t]!)).toBeLessThan(1e-4 * (1 + Math.abs(ts[t]!)));
   });
 });
 
