@@ -2,6 +2,7 @@
  * The service's long-lived parts, built once at start-up from the config and handed to every module.
  * Each infrastructure piece sits behind a small interface with an embedded and a real implementation.
  */
+import { join } from "node:path";
 import type { RedisClient } from "bun";
 import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/client";
@@ -118,6 +119,7 @@ export async function createDeps(
     logger,
     maxBytes: config.snapshotCacheMb * 1024 * 1024,
     metrics,
+    artifactDir: join(config.dataDir, "artifacts"),
   });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
   const recommendations = new RecommendationService(database, logger, snapshots);

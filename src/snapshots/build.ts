@@ -10,10 +10,14 @@ import type { models } from "../db/schema";
 import { readArtifact } from "../training/artifact-store";
 import { deserializeEngineModel } from "../training/engine-api";
 import { decodeEnvelope } from "../training/envelope";
+import type { ArtifactCache } from "./artifact-cache";
 import { productsWatermark } from "./freshness";
 import type { Snapshot, SnapshotItems, SnapshotUsers } from "./types";
 
-type ModelRow = Pick<typeof models.$inferSelect, "id" | "accountId" | "version" | "algorithm" | "createdAt">;
+type ModelRow = Pick<
+  typeof models.$inferSelect,
+  "id" | "accountId" | "version" | "algorithm" | "createdAt" | "artifactBytes"
+>;
 
 export interface BuiltSnapshot {
   readonly snapshot: Snapshot;
@@ -32,11 +36,12 @@ interface ProductRow {
   deleted: boolean;
 }
 
-export async function buildSnapshot(database: Database, row: ModelRow): Promise<BuiltSnapshot> {
-  const target = { accountId: row.accountId, modelId: row.id };
-  const bytes = await readArtifact(database, target);
-  if (bytes === undefined) throw new Error(`model ${row.id} has no stored artifact`);
-  const envelope = decodeEnvelope(bytes);
+export async function buildSnapshot(
+  database: Database,
+  row: ModelRow,
+  cache: ArtifactCache | undefined,
+): Promise<BuiltSnapshot> {
+  const envelope = await loadEnvelope(database, row, cache);
   const model = deserializeEngineModel(envelope.engineBytes);
 
   // Taken before the rows: a change racing with the load is re-applied by the first refresh, never lost.
@@ -74,6 +79,23 @@ export async function buildSnapshot(database: Database, row: ModelRow): Promise<
     bytes: envelope.engineBytes.length + itemBytes + userBytes,
   };
   return { snapshot, productsWatermark: watermark };
+}
+
+/** The artifact from the local disk copy when it is intact, else from the database (then copied to disk). */
+async function loadEnvelope(database: Database, row: ModelRow, cache: ArtifactCache | undefined) {
+  const cached = await cache?.read(row.accountId, row.id, row.artifactBytes);
+  if (cached !== undefined) {
+    try {
+      return decodeEnvelope(cached);
+    } catch {
+      // A damaged copy: read the database's.
+    }
+  }
+  const bytes = await readArtifact(database, { accountId: row.accountId, modelId: row.id });
+  if (bytes === undefined) throw new Error(`model ${row.id} has no stored artifact`);
+  const envelope = decodeEnvelope(bytes);
+  void cache?.write(row.accountId, row.id, bytes);
+  return envelope;
 }
 
 function itemTable(envelope: ReturnType<typeof decodeEnvelope>, products: ProductRow[]): SnapshotItems {

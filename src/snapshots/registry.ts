@@ -11,6 +11,7 @@ import type { Metrics } from "../http/metrics";
 import { onEndUserErased } from "../modules/end-users/events";
 import { onProductsChanged } from "../modules/products/events";
 import type { Logger } from "../shared/logger";
+import { ArtifactCache } from "./artifact-cache";
 import { buildSnapshot } from "./build";
 import { refreshProducts } from "./freshness";
 import { bumpItemsRevision } from "./revision";
@@ -33,6 +34,8 @@ export interface SnapshotRegistryOptions {
   /** How long "this account has no published model" is believed without a NOTIFY saying otherwise. */
   absentTtlMs?: number;
   metrics?: Pick<Metrics, "setSnapshotBytes" | "cacheHit" | "cacheMiss">;
+  /** Directory for local copies of artifacts (fast loads after a restart); absent: always read Postgres. */
+  artifactDir?: string;
 }
 
 interface Entry {
@@ -54,8 +57,17 @@ export class SnapshotRegistry {
   private unlisten: (() => Promise<void>) | undefined;
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
+  private readonly artifacts: ArtifactCache | undefined;
 
-  constructor(private readonly options: SnapshotRegistryOptions) {}
+  constructor(private readonly options: SnapshotRegistryOptions) {
+    this.artifacts =
+      options.artifactDir === undefined ? undefined : new ArtifactCache(options.artifactDir, options.logger);
+  }
+
+  /** Keeps a local copy of an artifact this process just stored, so its own snapshot swap skips Postgres. */
+  async rememberArtifact(accountId: number, modelId: number, bytes: Uint8Array): Promise<void> {
+    await this.artifacts?.write(accountId, modelId, bytes);
+  }
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -188,6 +200,7 @@ export class SnapshotRegistry {
         version: models.version,
         algorithm: models.algorithm,
         createdAt: models.createdAt,
+        artifactBytes: models.artifactBytes,
       })
       .from(models)
       .where(and(...filters))
@@ -197,7 +210,7 @@ export class SnapshotRegistry {
       if (!this.entries.has(accountId)) this.absent.set(accountId, Date.now());
       return this.entries.get(accountId)?.snapshot;
     }
-    const built = await buildSnapshot(this.options.database, row);
+    const built = await buildSnapshot(this.options.database, row, this.artifacts);
     if (this.stopped) return built.snapshot;
     const current = this.entries.get(accountId);
     if (current !== undefined && current.snapshot.modelId > built.snapshot.modelId) return current.snapshot;

@@ -3,11 +3,12 @@
  * account's snapshot and a model row never exists without its bytes (both are written in one transaction).
  * Chunks keep each bytea value small enough for both drivers and let readers stream into one buffer.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Database, DbOrTx } from "../db/client";
 import { modelArtifactChunks } from "../db/schema";
 
 export const ARTIFACT_CHUNK_BYTES = 4 * 1024 * 1024;
+const PARALLEL_READS = 4;
 
 export async function writeArtifact(
   tx: DbOrTx,
@@ -38,8 +39,9 @@ export async function readArtifact(
     where model_id = ${target.modelId} and account_id = ${target.accountId}`);
   if (layout === undefined || layout.chunks === 0) return undefined;
   const out = new Uint8Array(Number(layout.bytes ?? 0));
-  let at = 0;
-  for (let seq = 0; seq < layout.chunks; seq++) {
+  // Every chunk but the last is exactly ARTIFACT_CHUNK_BYTES, so each lands at a known offset and several
+  // can be read at once (on Postgres the server detoasts them in parallel).
+  const readChunk = async (seq: number): Promise<number> => {
     const [chunk] = await database.db
       .select({ data: modelArtifactChunks.data })
       .from(modelArtifactChunks)
@@ -49,12 +51,18 @@ export async function readArtifact(
           eq(modelArtifactChunks.accountId, target.accountId),
           eq(modelArtifactChunks.seq, seq),
         ),
-      )
-      .orderBy(asc(modelArtifactChunks.seq));
+      );
     if (chunk === undefined) throw new Error(`model ${target.modelId} is missing artifact chunk ${seq}`);
-    out.set(chunk.data, at);
-    at += chunk.data.length;
+    out.set(chunk.data, seq * ARTIFACT_CHUNK_BYTES);
+    return chunk.data.length;
+  };
+  let total = 0;
+  for (let first = 0; first < layout.chunks; first += PARALLEL_READS) {
+    const batch = [];
+    for (let seq = first; seq < Math.min(layout.chunks, first + PARALLEL_READS); seq++)
+      batch.push(readChunk(seq));
+    for (const length of await Promise.all(batch)) total += length;
   }
-  if (at !== out.length) throw new Error(`model ${target.modelId} artifact is incomplete`);
+  if (total !== out.length) throw new Error(`model ${target.modelId} artifact is incomplete`);
   return out;
 }

@@ -115,6 +115,7 @@ export async function runTrainingJob(
   });
   if (stored.decision.published) {
     const event: ModelPublishedEvent = { accountId: job.accountId, modelId: stored.modelId };
+    await deps.snapshots.rememberArtifact(job.accountId, stored.modelId, artifact);
     // NOTIFY reaches every process on the database (this one included on Postgres); the direct call makes
     // this process swap at once either way. Both paths are idempotent per model id.
     await database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {

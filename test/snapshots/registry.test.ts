@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { createLogger } from "../../src/shared/logger";
 import { productsWatermark, refreshProducts } from "../../src/snapshots/freshness";
@@ -50,6 +53,31 @@ describe("snapshot registry", () => {
     expect(snapshot!.model.nItems).toBe(items.count);
     expect(snapshot!.bytes).toBeGreaterThan(0);
     expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes });
+  }, 120_000);
+
+  test("after a restart the artifact comes from the local disk copy; a damaged copy falls back to the database", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, modelId } = await trainedTenant(ctx);
+    const artifactDir = mkdtempSync(join(tmpdir(), "rs-artifacts-"));
+    const options = { database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30, artifactDir };
+    const first = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
+    expect(first?.modelId).toBe(modelId);
+    const file = join(artifactDir, `${tenant.accountId}-${modelId}.artifact`);
+    while (!readdirSync(artifactDir).includes(`${tenant.accountId}-${modelId}.artifact`)) await Bun.sleep(10);
+
+    const size = Bun.file(file).size;
+    writeFileSync(file, new Uint8Array(size).fill(7));
+    const fromDatabase = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
+    expect(fromDatabase?.items.count).toBe(first?.items.count);
+
+    await Bun.sleep(50); // the repaired copy is written in the background
+    while (Bun.file(file).size !== size || (await Bun.file(file).bytes())[0] === 7) await Bun.sleep(10);
+    await ctx.deps.database.rows(sql`delete from model_artifact_chunks where model_id = ${modelId}`);
+    const fromDisk = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
+    expect(fromDisk?.modelId).toBe(modelId);
+    expect(fromDisk?.items.externalIds).toEqual(first?.items.externalIds);
+    const withoutCopy = new SnapshotRegistry({ ...options, artifactDir: undefined });
+    expect(await withoutCopy.getSnapshot(tenant.accountId)).toBeUndefined();
   }, 120_000);
 
   test("the LRU keeps total bytes under the bound by evicting the least recently used account", async () => {
