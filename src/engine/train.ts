@@ -9,7 +9,7 @@ import { createRng } from "./rng";
 import { scoreForUser } from "./scoring";
 import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
 import type { Interactions, ItemMeta, ProgressFn } from "./types";
-import { DEFAULT_WEIGHTS, selectEvents, type WeightConfig } from "./weighting";
+import { buildWeightedMatrix, DEFAULT_WEIGHTS, selectEvents, type WeightConfig } from "./weighting";
 
 export interface TrainInput {
   events: Interactions;
@@ -123,10 +123,13 @@ export function trainModel(
     trials = found.trials;
   }
   report("evaluate", 50);
+  // Decide EASE vs ALS once, on the training part, so the measured model and the published one agree.
+  if (config.ease && !easeFits(buildWeightedMatrix(trainEvents, config.weights), config, searchOpts.maxEaseMinSupport)) {
+    config = { ...config, ease: null };
+  }
   const evalFit = fitModel(trainEvents, items, config, { needAls: false, withCooccurrence: false }, (s, f) =>
     report(`evaluate:${s}`, 50 + 20 * f),
   );
-  if (!easeFits(evalFit.matrix, config, searchOpts.maxEaseMinSupport)) config = { ...config, ease: null };
   const metrics = evaluateModel(
     evalFit.model,
     evalFit.matrix,

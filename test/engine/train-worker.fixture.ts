@@ -8,5 +8,5 @@ self.onmessage = (event: MessageEvent<TrainInput>) => {
   const stages: string[] = [];
   const result = trainModel(event.data, { annMinItems: 0 }, (stage) => stages.push(stage));
   const bytes = serializeModel(result.model);
-  self.postMessage({ bytes, metrics: result.metrics, stages }, [bytes.buffer]);
+  self.postMessage({ bytes, metrics: result.metrics, stages }, [bytes.buffer as ArrayBuffer]);
 };
