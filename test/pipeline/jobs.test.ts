@@ -38,7 +38,7 @@ describe("GET /api/v1/pipeline/jobs/{job_id}/status", () => {
       modelId: null,
       metrics: null,
     });
-  });
+  }, 120_000);
 
   test("an unknown job id is 404 NOT_FOUND; a non-integer id is 422", async () => {
     const ctx = await sharedTestContext();

@@ -57,7 +57,7 @@ describe("GET /api/v1/pipeline/status", () => {
       },
       isPublished: true,
     });
-  });
+  }, 120_000);
 
   test("before any model: 404 NO_MODEL", async () => {
     const ctx = await sharedTestContext();
@@ -122,4 +122,28 @@ describe("GET /api/v1/pipeline/models", () => {
     const res = await ctx.request("GET", "/api/v1/pipeline/models", { apiKey: stranger.apiKey });
     expect(res.body).toEqual([]);
   });
+});
+
+describe("OpenAPI", () => {
+  test("every pipeline route is documented with a summary, description and response schema", async () => {
+    const ctx = await sharedTestContext();
+    const res = await ctx.request("GET", "/api/v1/public-openapi.json");
+    expect(res.status).toBe(200);
+    const paths = res.body.paths as Record<string, Record<string, Record<string, unknown>>>;
+    const routes: [string, string][] = [
+      ["/api/v1/pipeline/train", "post"],
+      ["/api/v1/pipeline/status", "get"],
+      ["/api/v1/pipeline/jobs/{job_id}/status", "get"],
+      ["/api/v1/pipeline/models", "get"],
+      ["/api/v1/pipeline/jobs", "get"],
+    ];
+    for (const [path, method] of routes) {
+      const operation = paths[path]?.[method];
+      expect(operation?.summary).toEqual(expect.any(String));
+      expect(operation?.description).toEqual(expect.any(String));
+      expect(operation?.tags).toEqual(["Training pipeline"]);
+      expect(Object.keys((operation?.responses as object) ?? {}).length).toBeGreaterThan(0);
+    }
+    expect(JSON.stringify(paths["/api/v1/pipeline/train"]?.post?.requestBody)).toContain("halfLifeDays");
+  }, 120_000);
 });
