@@ -10,7 +10,6 @@ import {
   type ComponentScores,
   catalogueSimilar,
   computeComponents,
-  denseHistory,
   fromNeighbours,
   preferenceMatcher,
   type TypedHistory,
@@ -24,6 +23,7 @@ import type { RecommendationItem, RecommendationSource } from "./schemas";
 import { type BaseEligibility, baseEligibility, categoryOrder, popularityOrder } from "./serving-cache";
 import type { ModelSignals } from "./signals";
 import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
+import { userSignals } from "./user-memo";
 
 export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
 
@@ -75,7 +75,8 @@ export function rank(plan: RankPlan): RankedPage {
   const { table, history, signals, weights } = plan;
   const tuning = plan.tuning ?? DEFAULT_TUNING;
   const n = table.size;
-  const dense = denseHistory(table, history);
+  const user = userSignals(history, table, signals);
+  const dense = user.dense;
   const excluded = new Set<number>();
   if (plan.excludeHistory) {
     for (const item of dense.items) excluded.add(item);
@@ -99,8 +100,8 @@ export function rank(plan: RankPlan): RankedPage {
     mask[i] === 1 && !excluded.has(i) && (maxPrice === null || prices[i]! <= maxPrice);
 
   const hasHistory = dense.items.length > 0;
-  const collab = weights.collab && signals && hasHistory ? signals.collaborative(dense) : null;
-  const content = weights.content && signals && hasHistory ? signals.content(dense) : null;
+  const collab = weights.collab && hasHistory ? user.collaborative() : null;
+  const content = weights.content && hasHistory ? user.content() : null;
   let similar: ComponentInputs["similar"] = null;
   if (weights.similar && plan.sourceItems.length > 0) {
     similar = signals

@@ -27,6 +27,8 @@ export interface SignalQuery {
    * (approximate), else by scanning every item.
    */
   top(k: number): Int32Array;
+  /** Valid only until the next query of the same signal (it reads a shared buffer): never keep it. */
+  readonly volatile?: boolean;
 }
 
 export interface ModelSignals {

@@ -80,6 +80,8 @@ async function loadAttributes(
 
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */
 const TASTE_SHARE = 0.6;
+/** Similar-item lists kept per snapshot (about 2 KB each at k = 200). */
+const SIMILAR_CACHE_ENTRIES = 20_000;
 
 const dot = (a: Float32Array, b: Float32Array, offset: number, dims: number): number =>
   rowDot(a, 0, b, offset, dims);
@@ -95,6 +97,7 @@ class EngineSignals implements ModelSignals {
   private factorNorms: Float32Array | null = null;
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
+  private readonly similarCache = new Map<number, ScoredItems>();
 
   constructor(
     private readonly model: EngineModel,
@@ -109,7 +112,7 @@ class EngineSignals implements ModelSignals {
       // EASE scores are sparse sums over the history's rows: computing them whole is cheap.
       const out = this.buffer("collab");
       if (!componentScores(model, history, "cf", out)) return null;
-      return { score: (i) => out[i]!, top: (k) => topK(out, k) };
+      return { score: (i) => out[i]!, top: (k) => topK(out, k), volatile: true };
     }
     const als = model.als;
     if (!als) return null;
@@ -148,8 +151,21 @@ class EngineSignals implements ModelSignals {
   }
 
   similar(item: number, k: number): ScoredItems {
+    // Neighbours depend on the model alone (eligibility is checked by the caller): kept per snapshot.
+    const key = item * 4096 + Math.min(k, 4095);
+    const hit = this.similarCache.get(key);
+    if (hit !== undefined) return hit;
+    const found = this.findSimilar(item, k);
+    if (this.similarCache.size >= SIMILAR_CACHE_ENTRIES) {
+      this.similarCache.delete(this.similarCache.keys().next().value!);
+    }
+    this.similarCache.set(key, found);
+    return found;
+  }
+
+  private findSimilar(item: number, k: number): ScoredItems {
     const n = this.model.nItems;
-    const pool = n > this.tuning.candidateMinItems ? this.similarPool(item, Math.max(3 * k, 100)) : null;
+    const pool = n > this.tuning.candidateMinItems ? this.similarPool(item, k + 20) : null;
     if (pool === null) {
       const scores = new Float32Array(n);
       for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);

@@ -1,0 +1,69 @@
+/**
+ * Per-user work that only changes when the user's history does: the dense history, the folded-in user
+ * vector and content profile, and the HNSW neighbours fetched for them. Memoised on the cached history
+ * object itself, so it lives exactly as long as that cache entry: a recorded interaction or an erasure
+ * drops the entry (and with it this memo), and a newly published model is a new table and signals.
+ */
+import { denseHistory, type TypedHistory } from "./blend";
+import type { UserHistory } from "./history-cache";
+import type { ItemTable } from "./item-table";
+import type { ModelSignals, SignalQuery } from "./signals";
+
+interface Memo {
+  table: ItemTable;
+  signals: ModelSignals | null;
+  dense: TypedHistory;
+  collab?: SignalQuery | null;
+  content?: SignalQuery | null;
+}
+
+export interface UserSignals {
+  dense: TypedHistory;
+  collaborative(): SignalQuery | null;
+  content(): SignalQuery | null;
+}
+
+const memos = new WeakMap<UserHistory, Memo>();
+/** Distinct `k` values kept per query (requests differ only by page size and filter share). */
+const MAX_TOPS = 4;
+
+export function userSignals(
+  history: UserHistory,
+  table: ItemTable,
+  signals: ModelSignals | null,
+): UserSignals {
+  let memo = memos.get(history);
+  if (memo === undefined || memo.table !== table || memo.signals !== signals) {
+    memo = { table, signals, dense: denseHistory(table, history) };
+    memos.set(history, memo);
+  }
+  const m = memo;
+  return {
+    dense: m.dense,
+    collaborative: () => {
+      if (m.collab === undefined) m.collab = remember(signals?.collaborative(m.dense) ?? null);
+      return m.collab;
+    },
+    content: () => {
+      if (m.content === undefined) m.content = remember(signals?.content(m.dense) ?? null);
+      return m.content;
+    },
+  };
+}
+
+function remember(query: SignalQuery | null): SignalQuery | null {
+  if (query === null || query.volatile === true) return query;
+  const tops = new Map<number, Int32Array>();
+  return {
+    score: query.score,
+    top: (k) => {
+      let hit = tops.get(k);
+      if (hit === undefined) {
+        hit = query.top(k);
+        if (tops.size >= MAX_TOPS) tops.delete(tops.keys().next().value!);
+        tops.set(k, hit);
+      }
+      return hit;
+    },
+  };
+}
