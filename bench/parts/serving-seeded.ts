@@ -1,0 +1,251 @@
+/**
+ * `bun bench/parts/serving-seeded.ts [--products N] [--interactions N] [--users N] [--sample N] [--seconds S]
+ *  [--max-requests N] [--db NAME] [--reseed]`
+ *
+ * The serving figures of issue 7 at full size without the hours the batch route needs to ingest 1M events:
+ * the tenant is written once straight into a named Postgres database (rows as the batch route would write
+ * them) and trained once through the API (as the service trains); every later run reuses it, restarts the
+ * service (so the snapshot load after a restart is measured on the first request), and drives each route
+ * with autocannon on 127.0.0.1, 32 connections, bounded in time and requests, next to GET /health on the
+ * same server in the same run. The load average is printed next to the figures.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { generateSynthetic } from "../data/synthetic";
+import { ApiClient, publishedRoutes, registerTenant, trainAndWait } from "../lib/api";
+import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
+import { catalogueRecords, interactionRecords, productId, userId } from "../lib/records";
+import { startChildServer } from "../lib/server";
+
+const CONNECTIONS = 32;
+const R = "/api/v1/recommendations";
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+const size = {
+  products: Number(arg("products", "100000")),
+  interactions: Number(arg("interactions", "1000000")),
+  users: Number(arg("users", "40000")),
+};
+const sample = Number(arg("sample", "1000"));
+const seconds = Number(arg("seconds", "10"));
+const maxRequests = Number(arg("max-requests", "200000"));
+const adminUrl = arg("admin-url", "postgres://postgres@127.0.0.1:5432/postgres");
+const dbName = arg("db", `bench_serving_${size.products}_${size.interactions}`).replace(/[^a-z0-9_]/g, "_");
+const markerFile = join(tmpdir(), `rs-${dbName}.json`);
+const repoRoot = join(import.meta.dir, "..", "..");
+const log = (m: string) => process.stderr.write(`  [serving-seeded] ${m}\n`);
+const load1 = () => loadavg()[0]!.toFixed(2);
+
+interface Marker {
+  apiKey: string;
+  accountId: number;
+  trainSeconds: number;
+  seedSeconds: number;
+}
+
+async function ensureDatabase(reseed: boolean): Promise<string> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await admin`select 1 as ok from pg_database where datname = ${dbName}`;
+    if (row && reseed) await admin.unsafe(`drop database "${dbName}" with (force)`);
+    if (!row || reseed) await admin.unsafe(`create database "${dbName}"`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  return url.toString();
+}
+
+/** Rows as the batch route writes them, in a few large statements. */
+async function seed(databaseUrl: string, accountId: number): Promise<void> {
+  const data = generateSynthetic({
+    interactions: size.interactions,
+    nItems: size.products,
+    nUsers: size.users,
+    seed: 3,
+    withMeta: true,
+  });
+  const { products, users } = catalogueRecords(data);
+  const events = interactionRecords(data);
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const CHUNK = 20_000;
+    for (let i = 0; i < products.length; i += CHUNK) {
+      const part = products.slice(i, i + CHUNK);
+      await sql`insert into products (account_id, external_id, name, price, category, brand, in_stock)
+        select ${accountId}, * from unnest(${part.map((p) => p.externalId)}::text[], ${part.map((p) => p.name)}::text[],
+          ${part.map((p) => String(p.price))}::text[]::float8[], ${part.map((p) => p.category)}::text[],
+          ${part.map((p) => p.brand)}::text[], ${part.map((p) => String(p.inStock))}::text[]::boolean[])`;
+    }
+    for (let i = 0; i < users.length; i += CHUNK) {
+      const part = users.slice(i, i + CHUNK).map((u) => u.externalId);
+      await sql`insert into end_users (account_id, external_id) select ${accountId}, * from unnest(${part}::text[])`;
+    }
+    log(`catalogue and users written (load ${load1()})`);
+    for (let i = 0; i < events.length; i += CHUNK) {
+      const part = events.slice(i, i + CHUNK);
+      await sql`insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+        select ${accountId}, u.id, p.id, t.type, t.value, t.ts
+        from unnest(${part.map((e) => e.external_user_id)}::text[], ${part.map((e) => e.external_product_id)}::text[],
+          ${part.map((e) => e.interaction_type)}::text[], ${part.map((e) => String(e.value))}::text[]::float8[],
+          ${part.map((e) => e.timestamp)}::timestamptz[]) as t(u, p, type, value, ts)
+        join end_users u on u.account_id = ${accountId} and u.external_id = t.u
+        join products p on p.account_id = ${accountId} and p.external_id = t.p`;
+      if ((i / CHUNK) % 10 === 0) log(`interactions ${i + part.length}/${events.length}`);
+    }
+    await sql`analyze`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+function routeCases(): { key: string; label: string; requests: LoadRequest[] }[] {
+  const users = Array.from({ length: Math.min(sample, size.users) }, (_, i) =>
+    userId(Math.floor((i * size.users) / Math.min(sample, size.users))),
+  );
+  const items = Array.from({ length: Math.min(sample, size.products) }, (_, i) =>
+    productId(Math.floor((i * size.products) / Math.min(sample, size.products))),
+  );
+  const post = (path: string, body: (u: string) => unknown) =>
+    users.map((u) => ({ method: "POST" as const, path, body: JSON.stringify(body(u)) }));
+  // synthetic prices are 1 + (i % 100): `price < 2` keeps exactly 1% of the catalogue.
+  const onePercent = { logic: "and", filters: [{ field: "price", op: "lt", value: 2 }] };
+  return [
+    {
+      key: "personalized",
+      label: "POST personalized/query (hybrid, limit 20)",
+      requests: post(`${R}/personalized/query`, (u) => ({ external_user_id: u, limit: 20 })),
+    },
+    {
+      key: "filtered1pct",
+      label: "POST personalized/query, filter = 1%",
+      requests: post(`${R}/personalized/query`, (u) => ({
+        external_user_id: u,
+        limit: 20,
+        filters: onePercent,
+      })),
+    },
+    {
+      key: "similar",
+      label: "GET products/external/{id}/similar (limit 20)",
+      requests: items.map((p) => ({
+        method: "GET" as const,
+        path: `${R}/products/external/${p}/similar?limit=20`,
+      })),
+    },
+    {
+      key: "homepage",
+      label: "POST ecommerce/homepage",
+      requests: post(`${R}/ecommerce/homepage`, (u) => ({ external_user_id: u })),
+    },
+    {
+      key: "category",
+      label: "GET category/{category} (limit 20)",
+      requests: Array.from({ length: 7 }, (_, c) => ({
+        method: "GET" as const,
+        path: `${R}/category/${encodeURIComponent(`root/cat${c}`)}?limit=20`,
+      })),
+    },
+  ];
+}
+
+async function main(): Promise<void> {
+  const reseed = process.argv.includes("--reseed");
+  const databaseUrl = await ensureDatabase(reseed || !existsSync(markerFile));
+  let marker: Marker | undefined =
+    existsSync(markerFile) && !reseed ? (JSON.parse(readFileSync(markerFile, "utf8")) as Marker) : undefined;
+  if (marker === undefined) {
+    const server = await startChildServer({ repoRoot, databaseUrl });
+    try {
+      const tenant = await registerTenant(server.baseUrl, await publishedRoutes(server.baseUrl), "seeded");
+      let started = performance.now();
+      await seed(databaseUrl, tenant.accountId);
+      const seedSeconds = (performance.now() - started) / 1000;
+      log(`seeded in ${seedSeconds.toFixed(0)} s; training through the API (load ${load1()})`);
+      started = performance.now();
+      await trainAndWait(tenant.client, 3_600_000);
+      const trainSeconds = (performance.now() - started) / 1000;
+      log(`trained in ${trainSeconds.toFixed(0)} s`);
+      marker = { apiKey: tenant.apiKey, accountId: tenant.accountId, trainSeconds, seedSeconds };
+      writeFileSync(markerFile, JSON.stringify(marker));
+    } finally {
+      await server.stop();
+    }
+  }
+  // A fresh process: the first request loads the snapshot from the stored model.
+  const server = await startChildServer({ repoRoot, databaseUrl, env: { LOG_LEVEL: "info" } });
+  try {
+    const client = new ApiClient(server.baseUrl, marker.apiKey);
+    const rssBefore = server.rss();
+    let started = performance.now();
+    const first = await client.request("POST", `${R}/personalized/query`, {
+      external_user_id: userId(0),
+      limit: 20,
+    });
+    const firstMs = performance.now() - started;
+    if (first.status !== 200)
+      throw new Error(`first query answered ${first.status}: ${JSON.stringify(first.body)}`);
+    started = performance.now();
+    await client.request("POST", `${R}/personalized/query`, { external_user_id: userId(1), limit: 20 });
+    const secondMs = performance.now() - started;
+    const logText = readFileSync(join(server.dataDir, "server.log"), "utf8");
+    const loaded =
+      /"snapshot loaded".*?"bytes":(\d+).*?"ms":(\d+)/.exec(logText) ??
+      /snapshot loaded[^\n]*?bytes[^\d]*(\d+)[^\n]*?ms[^\d]*(\d+)/.exec(logText);
+    const rssAfter = server.rss();
+    console.log(
+      `# serving-seeded: ${size.products} products, ${size.interactions} interactions, ${size.users} users; sample ${sample} users/items; ${CONNECTIONS} connections, ${seconds} s or ${maxRequests} requests per run`,
+    );
+    console.log(
+      `seed ${marker.seedSeconds.toFixed(0)} s (SQL), training ${marker.trainSeconds.toFixed(0)} s (API, default options)`,
+    );
+    console.log(
+      `after restart: first personalised query ${firstMs.toFixed(0)} ms (includes the snapshot load), second ${secondMs.toFixed(1)} ms`,
+    );
+    if (loaded) {
+      const bytes = Number(loaded[1]);
+      console.log(
+        `snapshot load (registry log): ${loaded[2]} ms; estimated snapshot bytes ${bytes} = ${(bytes / size.products).toFixed(0)} B/item`,
+      );
+    }
+    console.log(
+      `server RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before the first query, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after: ${((rssAfter - rssBefore) / size.products).toFixed(0)} B/item`,
+    );
+    const run = async (requests: LoadRequest[], headers?: Record<string, string>): Promise<LoadResult> => {
+      const common = { baseUrl: server.baseUrl, requests, headers, connections: CONNECTIONS };
+      await runLoad({ ...common, durationSeconds: 2, maxRequests });
+      return runLoad({ ...common, durationSeconds: seconds, maxRequests });
+    };
+    const row = (label: string, r: LoadResult, base: number) =>
+      console.log(
+        `${label.padEnd(48)} ${r.rps.toFixed(0).padStart(7)} req/s  ${(r.rps / base).toFixed(2)}x health  p50 ${r.p50Ms.toFixed(2).padStart(6)} ms  p99 ${r.p99Ms.toFixed(2).padStart(6)} ms  errors ${r.errors + r.non2xx}  load ${load1()}`,
+      );
+    const health = [{ method: "GET" as const, path: "/health" }];
+    const before = await run(health);
+    row("GET /health (before)", before, before.rps);
+    const results: [string, LoadResult][] = [];
+    for (const c of routeCases()) {
+      const r = await run(c.requests, { "x-api-key": marker.apiKey });
+      results.push([c.label, r]);
+      row(c.label, r, before.rps);
+    }
+    const after = await run(health);
+    row("GET /health (after)", after, before.rps);
+    const base = (before.rps + after.rps) / 2;
+    console.log(`health baseline (mean of before/after): ${base.toFixed(0)} req/s`);
+    for (const [label, r] of results)
+      console.log(`  ${label}: ${(r.rps / base).toFixed(2)}x health, p99 ${r.p99Ms.toFixed(2)} ms`);
+  } finally {
+    await server.stop();
+  }
+}
+
+await main();
+process.exit(0);
