@@ -180,6 +180,8 @@ export class SnapshotRegistry {
     const promise = this.loadModel(accountId, modelId)
       .catch((error: unknown) => {
         this.options.logger.error("snapshot load failed", { accountId, modelId, error });
+        // Serving falls back to the no-model path; retry after the absent TTL, not on every request.
+        if (!this.entries.has(accountId)) this.absent.set(accountId, Date.now());
         return this.entries.get(accountId)?.snapshot;
       })
       .finally(() => {

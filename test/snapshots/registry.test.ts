@@ -76,8 +76,20 @@ describe("snapshot registry", () => {
     const fromDisk = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
     expect(fromDisk?.modelId).toBe(modelId);
     expect(fromDisk?.items.externalIds).toEqual(first?.items.externalIds);
-    const withoutCopy = new SnapshotRegistry({ ...options, artifactDir: undefined });
+    let loads = 0;
+    const counting = {
+      ...ctx.deps.database,
+      rows: <T>(...args: Parameters<typeof ctx.deps.database.rows>) => {
+        loads++;
+        return ctx.deps.database.rows<T>(...args);
+      },
+    };
+    const withoutCopy = new SnapshotRegistry({ ...options, database: counting, artifactDir: undefined });
     expect(await withoutCopy.getSnapshot(tenant.accountId)).toBeUndefined();
+    // A model that cannot be loaded is not retried on every request.
+    const afterFailure = loads;
+    expect(await withoutCopy.getSnapshot(tenant.accountId)).toBeUndefined();
+    expect(loads).toBe(afterFailure);
   }, 120_000);
 
   test("the LRU keeps total bytes under the bound by evicting the least recently used account", async () => {
