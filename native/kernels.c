@@ -285,6 +285,20 @@ void als_cg_sweep(const int *indptr, const int *indices, const float *w, int nRo
  * the normal equations of one ALS user row, solved exactly by Cholesky. Items with w <= 0 are skipped.
  * Returns 0, or 1 if the system was not positive definite.
  */
+/* Four independent accumulators: without them the dot product is one serial FMA chain (latency-bound). */
+static double dot4(const double *x, const double *y, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int t = 0;
+  for (; t + 4 <= n; t += 4) {
+    s0 += x[t] * y[t];
+    s1 += x[t + 1] * y[t + 1];
+    s2 += x[t + 2] * y[t + 2];
+    s3 += x[t + 3] * y[t + 3];
+  }
+  for (; t < n; t++) s0 += x[t] * y[t];
+  return (s0 + s1) + (s2 + s3);
+}
+
 int fold_in_f32(const float *Y, int nItems, const int *items, const float *weights, int h, const double *gram, int k,
                 double alpha, double reg, float *out) {
   if (k <= 0 || k > KMAX) return 1;
@@ -308,16 +322,14 @@ int fold_in_f32(const float *Y, int nItems, const int *items, const float *weigh
   }
   for (int j = 0; j < k; j++) {
     double *aj = a + (size_t)j * k;
-    double d = aj[j];
-    for (int t = 0; t < j; t++) d -= aj[t] * aj[t];
-    if (!(d > 0)) { free(a); return 1; }
+    const double d2 = aj[j] - dot4(aj, aj, j);
+    if (!(d2 > 0)) { free(a); return 1; }
+    double d = d2;
     d = sqrt(d);
     aj[j] = d;
     for (int i = j + 1; i < k; i++) {
       double *ai = a + (size_t)i * k;
-      double s = ai[j];
-      for (int t = 0; t < j; t++) s -= ai[t] * aj[t];
-      ai[j] = s / d;
+      ai[j] = (ai[j] - dot4(ai, aj, j)) / d;
     }
   }
   for (int i = 0; i < k; i++) {

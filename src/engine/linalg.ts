@@ -15,9 +15,20 @@ export function choleskyTs(a: Float64Array, n: number): number {
     const inv = 1 / d;
     for (let i = j + 1; i < n; i++) {
       const ri = i * n;
-      let s = a[ri + j]!;
-      for (let t = 0; t < j; t++) s -= a[ri + t]! * a[rj + t]!;
-      a[ri + j] = s * inv;
+      // Four accumulators break the serial add chain; this loop dominates small solves (fold-in).
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let t = 0;
+      for (; t + 4 <= j; t += 4) {
+        s0 += a[ri + t]! * a[rj + t]!;
+        s1 += a[ri + t + 1]! * a[rj + t + 1]!;
+        s2 += a[ri + t + 2]! * a[rj + t + 2]!;
+        s3 += a[ri + t + 3]! * a[rj + t + 3]!;
+      }
+      for (; t < j; t++) s0 += a[ri + t]! * a[rj + t]!;
+      a[ri + j] = (a[ri + j]! - (s0 + s1 + (s2 + s3))) * inv;
     }
   }
   return 0;
