@@ -2,6 +2,7 @@
  * `bun run bench [part ...] [--full | --smoke] [--datasets <dir>]`: runs the benchmark parts, prints each
  * figure next to a baseline measured in the same run, and writes bench/results/<time>-<commit>.json.
  */
+import { loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { parseArgs, USAGE } from "./lib/args";
 import { describeMachine, machineInfo } from "./lib/machine";
@@ -56,7 +57,8 @@ async function main(): Promise<number> {
           `  [${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`,
         ),
     };
-    out(`\n# ${name}: ${part.description}`);
+    const load = loadavg().map((x) => Math.round(x * 100) / 100);
+    out(`\n# ${name}: ${part.description} (load average ${load.join(" ")} on ${machine.cores} cores)`);
     let result: PartResult;
     try {
       const output = await part.run(ctx);
@@ -75,6 +77,7 @@ async function main(): Promise<number> {
       if (!skipped) process.stderr.write(`${reason}\n`);
     }
     result.seconds = Math.round((performance.now() - started) / 100) / 10;
+    result.loadAverage = load;
     results.push(result);
     for (const table of result.tables) out(`\n${renderTable(table)}`);
     for (const note of result.notes ?? []) out(`  note: ${note}`);

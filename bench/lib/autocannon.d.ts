@@ -18,6 +18,7 @@ declare module "autocannon" {
       connections?: number;
       duration?: number;
       amount?: number;
+      maxOverallRequests?: number;
       headers?: Record<string, string>;
       requests?: Request[];
       timeout?: number;

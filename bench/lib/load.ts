@@ -51,7 +51,8 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         url: options.baseUrl,
         connections: options.connections,
         duration: options.durationSeconds,
-        amount: options.maxRequests,
+        // Not `amount`: with it autocannon ignores `duration` and runs until the count is reached.
+        maxOverallRequests: options.maxRequests,
         headers,
         requests: [
           {

@@ -36,6 +36,8 @@ export interface PartResult extends PartOutput {
   status: "ok" | "skipped" | "failed";
   reason?: string;
   seconds: number;
+  /** 1, 5 and 15 minute load averages when the part started: this machine is shared, so say how busy it was. */
+  loadAverage?: number[];
 }
 
 export interface MachineInfo {
