@@ -1,11 +1,10 @@
 /**
  * The one place where the service's training and snapshot code meets the engine (src/engine), so a change
- * in the engine's surface is absorbed here rather than across the pipeline.
+ * in the engine's surface is absorbed here rather than across the pipeline. The training worker imports it,
+ * so it stays free of database code.
  */
-import { type SQL, sql } from "drizzle-orm";
 import {
   deserializeModel,
-  EventType,
   type Interactions,
   type ItemMeta,
   type Model,
@@ -20,13 +19,6 @@ export type EngineInteractions = Interactions;
 export type EngineItemMeta = ItemMeta;
 export type EngineModel = Model;
 export type EngineTrainOptions = TrainOptions;
-
-/** interactions.interaction_type → the engine's numeric event type; unknown types map to -1 (skipped). */
-export const EVENT_TYPE_SQL: SQL = sql.raw(
-  `(case interaction_type ${Object.entries(EventType)
-    .map(([name, code]) => `when '${name}' then ${code}`)
-    .join(" ")} else -1 end)`,
-);
 
 /**
  * The API's training options (validated by the route's schema, stored on the job) → engine options.

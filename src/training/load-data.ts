@@ -7,7 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { type EngineInteractions, type EngineItemMeta, EVENT_TYPE_SQL } from "./engine-api";
+import { EventType } from "../engine";
+import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 
 export interface TrainingData {
   readonly events: EngineInteractions;
@@ -22,6 +23,13 @@ export interface TrainingData {
 }
 
 const PAGE_ROWS = 50_000;
+
+/** interactions.interaction_type → the engine's numeric event type; unknown types map to -1 (skipped). */
+const EVENT_TYPE_SQL = sql.raw(
+  `(case interaction_type ${Object.entries(EventType)
+    .map(([name, code]) => `when '${name}' then ${code}`)
+    .join(" ")} else -1 end)`,
+);
 
 interface ProductRow {
   product_id: number;
@@ -118,7 +126,7 @@ export async function loadTrainingData(
       type[n] = t;
       value[n] = v;
       ts[n] = Number(row.ts);
-      if (t === RATING_TYPE) {
+      if (t === EventType.RATING) {
         ratingSum[dense]! += v;
         ratingCount[dense]!++;
       }
@@ -150,8 +158,6 @@ export async function loadTrainingData(
     ratingCount,
   };
 }
-
-const RATING_TYPE = 4;
 
 async function loadItems(database: Database, accountId: number) {
   const items: EngineItemMeta[] = [];
