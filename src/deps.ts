@@ -150,7 +150,7 @@ export async function createDeps(
       lapseSweeper.start();
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
-      recommendations.start();
+      await recommendations.start();
       await jobs.start();
     },
     async stop() {

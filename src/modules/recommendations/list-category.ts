@@ -2,11 +2,13 @@ import { sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { POPULARITY_SQL } from "./catalogue-loader";
+import { listCategoryFromSnapshot } from "./category-snapshot";
 import { normalizeCategory } from "./item-table";
 import { respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
+import type { CategorySort } from "./serving-cache";
 
-export type CategorySort = "popularity" | "rating" | "price_asc" | "price_desc";
+export type { CategorySort };
 
 export interface CategoryInput {
   category: string;
@@ -32,9 +34,10 @@ const ORDER: Record<CategorySort, ReturnType<typeof sql.raw>> = {
 };
 
 /**
- * Live products of a category and its sub-categories, read from the product rows (so it works without a
- * model and includes products created since the last training). Popularity is the 7-day-decayed
- * interaction weight; rating is the mean RATING value (unrated products last). No history filter applies.
+ * Live products of a category and its sub-categories. With a trained model they come from the snapshot's
+ * cached category order (trained popularity and mean rating) plus the products created since training;
+ * without one from the product rows, where popularity is the 7-day-decayed interaction weight. Rating is
+ * the mean RATING value (unrated products last). No history filter applies.
  */
 export async function listCategory({
   ctx,
@@ -49,6 +52,14 @@ export async function listCategory({
   const sortBy = input.sortBy ?? "popularity";
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
+  const service = deps.recommendations;
+  const view = await service.view(ctx.accountId);
+  if (view.snapshot !== undefined) {
+    // With a model: the snapshot's cached category order, no SQL per request.
+    const extras = await service.extras.get(view.snapshot);
+    const page = listCategoryFromSnapshot(view.table, extras, category, sortBy, skip, limit);
+    return respond(deps, ctx.accountId, "category", null, page, skip, limit);
+  }
   // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.
   const rows = await deps.database.rows<Row>(sql`
     select p.external_id, p.name, p.price, s.popularity, s.rating, count(*) over () as total

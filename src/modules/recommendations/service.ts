@@ -9,8 +9,10 @@ import type { Snapshot } from "../../snapshots/types";
 import { onEndUserErased } from "../end-users/events";
 import { onInteractionRecorded } from "../interactions/events";
 import { onProductsChanged } from "../products/events";
+import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
 import { HistoryCache } from "./history-cache";
+import { HistorySync } from "./history-sync";
 import type { ItemTable } from "./item-table";
 import { RecommendationLogQueue } from "./log-queue";
 import type { ModelSignals } from "./signals";
@@ -32,7 +34,10 @@ export interface SnapshotSource {
 export class RecommendationService {
   readonly histories: HistoryCache;
   readonly catalogue: CatalogueCache;
+  /** Products newer than the account's snapshot, for listings served from it. */
+  readonly extras: CatalogueExtras;
   readonly logs: RecommendationLogQueue;
+  readonly historySync: HistorySync;
   /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
   readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
   private unsubscribe: (() => void)[] = [];
@@ -44,7 +49,9 @@ export class RecommendationService {
   ) {
     this.histories = new HistoryCache(database);
     this.catalogue = new CatalogueCache(database);
+    this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);
+    this.historySync = new HistorySync(database, this.histories, logger);
   }
 
   /** What a request ranks over: the published model's snapshot, else the product rows. */
@@ -54,10 +61,11 @@ export class RecommendationService {
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.unsubscribe.push(
       onInteractionRecorded((event) => {
         this.histories.invalidate(event.accountId, event.externalUserId);
+        this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
       }),
@@ -67,23 +75,28 @@ export class RecommendationService {
       }),
       onProductsChanged((event) => {
         this.catalogue.invalidate(event.accountId);
+        this.extras.invalidate(event.accountId);
       }),
     );
     this.logs.start();
+    await this.historySync.start();
   }
 
   async stop(): Promise<void> {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
+    await this.historySync.stop();
     await this.logs.stop();
     this.histories.clear();
     this.catalogue.clear();
+    this.extras.clear();
   }
 
   /** Sandbox reset and similar whole-account deletions. */
   forgetAccount(accountId: number): void {
     this.histories.invalidateAccount(accountId);
     this.catalogue.invalidate(accountId);
+    this.extras.invalidate(accountId);
     this.logs.dropAccount(accountId);
   }
 }

@@ -1,0 +1,89 @@
+/**
+ * Live products a snapshot does not hold (created after its model was trained), for listings served from
+ * the snapshot: one indexed query per account, cached briefly and dropped at once by a product change in
+ * this process, so category listings need no SQL per request and still show new products.
+ */
+import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import type { Snapshot } from "../../snapshots/types";
+
+const TTL_MS = 5_000;
+const MAX_ACCOUNTS = 256;
+
+export interface ExtraProduct {
+  externalId: string;
+  name: string;
+  price: number;
+  category: string;
+}
+
+interface Entry {
+  snapshot: Snapshot;
+  value: Promise<ExtraProduct[]>;
+  loadedAt: number;
+}
+
+const maxIds = new WeakMap<Snapshot, number>();
+
+function maxProductId(snapshot: Snapshot): number {
+  let max = maxIds.get(snapshot);
+  if (max === undefined) {
+    max = 0;
+    for (const id of snapshot.items.productIds) if (id > max) max = id;
+    maxIds.set(snapshot, max);
+  }
+  return max;
+}
+
+export class CatalogueExtras {
+  private readonly entries = new Map<number, Entry>();
+
+  constructor(private readonly database: Database) {}
+
+  get(snapshot: Snapshot): Promise<ExtraProduct[]> {
+    const accountId = snapshot.accountId;
+    const hit = this.entries.get(accountId);
+    if (hit !== undefined && hit.snapshot === snapshot && Date.now() - hit.loadedAt < TTL_MS)
+      return hit.value;
+    const entry: Entry = { snapshot, value: this.load(snapshot), loadedAt: Date.now() };
+    this.entries.delete(accountId);
+    this.entries.set(accountId, entry);
+    entry.value.catch(() => {
+      if (this.entries.get(accountId) === entry) this.entries.delete(accountId);
+    });
+    if (this.entries.size > MAX_ACCOUNTS) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    return entry.value;
+  }
+
+  invalidate(accountId: number): void {
+    this.entries.delete(accountId);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private async load(snapshot: Snapshot): Promise<ExtraProduct[]> {
+    // Product ids grow with creation, so everything created after training lies above the snapshot's ids.
+    const rows = await this.database.rows<{
+      external_id: string;
+      name: string;
+      price: number | string;
+      category: string;
+    }>(sql`
+      select external_id, name, price, category from products
+      where account_id = ${snapshot.accountId} and deleted_at is null and id > ${maxProductId(snapshot)}
+      order by id`);
+    return rows
+      .filter((row) => !snapshot.items.indexByExternalId.has(row.external_id))
+      .map((row) => ({
+        externalId: row.external_id,
+        name: row.name,
+        price: Number(row.price),
+        category: row.category,
+      }));
+  }
+}

@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { HISTORY_CHANNEL } from "../../src/modules/recommendations/history-sync";
+import { rank } from "../../src/modules/recommendations/rank";
+import { sourceLabels } from "../../src/modules/recommendations/strategy";
+import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
+import { createTestContext, type TestContext } from "../helpers/context";
+import { registerTenant, type Tenant } from "../helpers/tenant";
+import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
+import { ids, interact } from "./fixtures";
+
+// A trained tenant per suite; training and PGlite are slow on shared machines.
+setDefaultTimeout(60_000);
+
+const QUERY = "/api/v1/recommendations/personalized/query";
+const CATEGORY = "/api/v1/recommendations/category";
+
+let ctx: TestContext;
+let tenant: Tenant;
+
+/** Own service, so changing its candidate thresholds cannot affect other suites. */
+beforeAll(async () => {
+  ctx = await createTestContext();
+  tenant = await registerTenant(ctx);
+  await generateTenant(ctx, tenant.accountId, { users: 60, interactionsPerUser: 15 });
+  const job = await trainAndWait(ctx, tenant.apiKey, FAST_TRAINING);
+  expect(job.status).toBe("completed");
+}, 180_000);
+
+afterAll(async () => {
+  await ctx?.close();
+});
+
+type Tuning = { candidateMinItems: number; selectiveMaxItems: number };
+
+/** The same request answered with every item scored and through the candidate path. */
+async function bothPaths(
+  method: "GET" | "POST",
+  path: string,
+  body: Record<string, unknown> | undefined,
+  candidatePath: Partial<Tuning>,
+) {
+  const tuning = ctx.deps.recommendations.tuning;
+  const ask = () => ctx.request(method, path, { apiKey: tenant.apiKey, ...(body ? { body } : {}) });
+  try {
+    Object.assign(tuning, { candidateMinItems: Number.MAX_SAFE_INTEGER });
+    const exact = await ask();
+    Object.assign(tuning, { candidateMinItems: 0 }, candidatePath);
+    const candidates = await ask();
+    expect(exact.status).toBe(200);
+    expect(candidates.status).toBe(200);
+    return { exact: exact.body, candidates: candidates.body };
+  } finally {
+    Object.assign(tuning, DEFAULT_TUNING);
+  }
+}
+
+describe("candidate path (HNSW) versus scoring every item", () => {
+  test("the HNSW candidate path returns the same top items and total as exact scoring", async () => {
+    const requests: Record<string, unknown>[] = [
+      { external_user_id: "u-3", limit: 10 },
+      { external_user_id: "u-7", limit: 5, skip: 3, recommendation_goal: "discovery" },
+      { external_user_id: "u-11", limit: 10, strategy: "collab" },
+      { external_user_id: "u-12", limit: 10, strategy: "content_based" },
+      { external_user_id: "u-20", limit: 8, model_variant: "diverse", include_explanation: true },
+      { external_user_id: "brand-new-user", limit: 10 },
+      { external_user_id: "u-5", limit: 6, context: { source_external_product_id: "p-1-2" } },
+    ];
+    // selectiveMaxItems 0: no shortcut for small catalogues, every request goes through HNSW.
+    const viaAnn = { selectiveMaxItems: 0 };
+    for (const body of requests) {
+      const { exact, candidates } = await bothPaths("POST", QUERY, body, viaAnn);
+      expect(ids(candidates)).toEqual(ids(exact));
+      expect(candidates.total).toBe(exact.total);
+    }
+    const homepage = await bothPaths(
+      "POST",
+      "/api/v1/recommendations/ecommerce/homepage",
+      { external_user_id: "u-9" },
+      {},
+    );
+    expect(ids(homepage.candidates)).toEqual(ids(homepage.exact));
+    const similar = await bothPaths(
+      "GET",
+      "/api/v1/recommendations/products/external/p-2-3/similar?limit=10",
+      undefined,
+      {},
+    );
+    expect(ids(similar.candidates)).toEqual(ids(similar.exact));
+    expect(similar.candidates.total).toBe(similar.exact.total);
+  });
+
+  test("under the candidate thresholds the ranking asks the HNSW index, not a full scan", async () => {
+    const service = ctx.deps.recommendations;
+    const view = await service.view(tenant.accountId);
+    const history = await service.histories.get(tenant.accountId, "u-3");
+    expect(view.signals).not.toBeNull();
+    const signals = view.signals!;
+    let topCalls = 0;
+    const counting = Object.create(signals) as typeof signals;
+    counting.collaborative = (dense) => {
+      const query = signals.collaborative(dense);
+      if (query === null) return null;
+      const top = (k: number) => {
+        topCalls++;
+        return query.top(k);
+      };
+      return { score: query.score, top };
+    };
+    const plan = {
+      table: view.table,
+      signals: counting,
+      history,
+      weights: { collab: 1 },
+      goal: "user_engagement" as const,
+      diverse: false,
+      sourceItems: [],
+      complementAnchors: [],
+      exclude: [],
+      excludeHistory: true,
+      predicate: null,
+      inStockOnly: false,
+      maxPrice: null,
+      skip: 0,
+      limit: 5,
+      explanation: null,
+      label: sourceLabels("hybrid"),
+    };
+    const exact = rank({ ...plan, tuning: { candidateMinItems: 1e9, selectiveMaxItems: 0 } });
+    expect(topCalls).toBe(0);
+    const viaAnn = rank({ ...plan, tuning: { candidateMinItems: 0, selectiveMaxItems: 0 } });
+    expect(topCalls).toBe(1);
+    expect(viaAnn.items.map((i) => i.externalId)).toEqual(exact.items.map((i) => i.externalId));
+    expect(viaAnn.total).toBe(exact.total);
+  });
+
+  test("a selective filter is answered by scoring its matches: same items, filter holds, exact total", async () => {
+    const filters = {
+      logic: "and",
+      filters: [
+        { field: "category", op: "eq", value: "cat2" },
+        { field: "price", op: "lte", value: 15 },
+      ],
+    };
+    const body = { external_user_id: "u-4", limit: 20, filters };
+    // Default selectiveMaxItems: the few matches are listed and scored exactly.
+    const selective = await bothPaths("POST", QUERY, body, {});
+    expect(ids(selective.candidates)).toEqual(ids(selective.exact));
+    expect(selective.candidates.total).toBe(selective.exact.total);
+    for (const id of ids(selective.candidates)) {
+      const [, c, p] = id.split("-");
+      expect(c).toBe("2");
+      expect(10 + Number(p)).toBeLessThanOrEqual(15);
+    }
+    // No selective shortcut: HNSW candidates are filtered afterwards, with the same answer.
+    const filtered = await bothPaths("POST", QUERY, body, { selectiveMaxItems: 0 });
+    expect(ids(filtered.candidates)).toEqual(ids(selective.exact));
+    expect(filtered.candidates.total).toBe(selective.exact.total);
+  });
+});
+
+describe("category listing from the snapshot", () => {
+  test("the cached category order follows product updates, deletions and new products", async () => {
+    const list = async () => {
+      const res = await ctx.request("GET", `${CATEGORY}/cat3`, {
+        apiKey: tenant.apiKey,
+        query: { sort_by: "price_asc" },
+      });
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    const before = await list();
+    expect(ids(before)[0]).toBe("p-3-0");
+    expect(before.total).toBe(10);
+    // A price change reaches the snapshot through its freshness refresh: poll, no timing assumption.
+    const put = await ctx.request("PUT", "/api/v1/products/external/p-3-9", {
+      apiKey: tenant.apiKey,
+      body: { name: "Item 9 of category 3", price: 1, category: "cat3/sub1", brand: "brand0" },
+    });
+    expect(put.status).toBe(200);
+    let after = await list();
+    for (let i = 0; i < 200 && ids(after)[0] !== "p-3-9"; i++) {
+      await Bun.sleep(50);
+      after = await list();
+    }
+    expect(ids(after)[0]).toBe("p-3-9");
+    expect(after.items[0].score).toBe(1);
+    const del = await ctx.request("DELETE", "/api/v1/products/external/p-3-0", { apiKey: tenant.apiKey });
+    expect(del.status).toBe(204);
+    const deleted = await list();
+    expect(ids(deleted)).not.toContain("p-3-0");
+    expect(deleted.total).toBe(9);
+    const created = await ctx.request("POST", "/api/v1/products/", {
+      apiKey: tenant.apiKey,
+      body: { externalId: "p-3-new", name: "New in 3", price: 0.5, category: "cat3/sub0" },
+    });
+    expect(created.status).toBe(201);
+    const withNew = await list();
+    expect(ids(withNew)[0]).toBe("p-3-new");
+    expect(withNew.total).toBe(10);
+  });
+});
+
+describe("history freshness across processes", () => {
+  test("a recorded interaction is announced on the history channel", async () => {
+    const seen: string[] = [];
+    const unlisten = await ctx.deps.database.listen(HISTORY_CHANNEL, (payload) => seen.push(payload));
+    try {
+      await interact(ctx, tenant, "announcer", "p-1-1", "VIEW");
+      for (let i = 0; i < 200 && seen.length === 0; i++) await Bun.sleep(25);
+      const notice = JSON.parse(seen[0]!);
+      expect(notice.a).toBe(tenant.accountId);
+      expect(notice.u).toContain("announcer");
+    } finally {
+      await unlisten();
+    }
+  });
+
+  test("another process's announcement drops the cached history, so its interaction changes the next answer", async () => {
+    const user = "u-15";
+    const body = { external_user_id: user, limit: 40 };
+    const first = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    expect(first.status).toBe(200);
+    const target = ids(first.body)[0]!;
+    // Written as another process would: the row only, no in-process event.
+    await ctx.deps.database.rows(sql`
+      insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+      select ${tenant.accountId}, eu.id, p.id, 'PURCHASE', 1, now()
+      from end_users eu, products p
+      where eu.account_id = ${tenant.accountId} and eu.external_id = ${user}
+        and p.account_id = ${tenant.accountId} and p.external_id = ${target}`);
+    const cached = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    expect(ids(cached.body)).toContain(target);
+    await ctx.deps.database.notify(
+      HISTORY_CHANNEL,
+      JSON.stringify({ o: "another-process", a: tenant.accountId, u: [user] }),
+    );
+    let next = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    for (let i = 0; i < 200 && ids(next.body).includes(target); i++) {
+      await Bun.sleep(25);
+      next = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    }
+    expect(ids(next.body)).not.toContain(target);
+  });
+});
