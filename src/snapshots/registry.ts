@@ -51,6 +51,8 @@ export class SnapshotRegistry {
   private readonly entries = new Map<number, Entry>();
   private readonly absent = new Map<number, number>();
   private readonly loading = new Map<number, Promise<Snapshot | undefined>>();
+  /** The model id a load under way is building, per account (a NOTIFY and a direct call may both ask). */
+  private readonly loadingModel = new Map<number, number>();
   /** Recent erasures per account, re-applied to snapshots whose load raced with the erasure. */
   private readonly erasures = new Map<number, Map<string, number>>();
   private totalBytes = 0;
@@ -170,6 +172,7 @@ export class SnapshotRegistry {
     const served = current !== undefined || this.absent.has(event.accountId);
     this.absent.delete(event.accountId);
     if (!served || (current !== undefined && current.snapshot.modelId >= event.modelId)) return;
+    if (this.loadingModel.get(event.accountId) === event.modelId) return;
     await this.load(event.accountId, event.modelId);
   }
 
@@ -185,9 +188,14 @@ export class SnapshotRegistry {
         return this.entries.get(accountId)?.snapshot;
       })
       .finally(() => {
-        if (this.loading.get(accountId) === promise) this.loading.delete(accountId);
+        if (this.loading.get(accountId) === promise) {
+          this.loading.delete(accountId);
+          this.loadingModel.delete(accountId);
+        }
       });
     this.loading.set(accountId, promise);
+    if (modelId === undefined) this.loadingModel.delete(accountId);
+    else this.loadingModel.set(accountId, modelId);
     return promise;
   }
 

@@ -115,13 +115,16 @@ export async function runTrainingJob(
   });
   if (stored.decision.published) {
     const event: ModelPublishedEvent = { accountId: job.accountId, modelId: stored.modelId };
-    await deps.snapshots.rememberArtifact(job.accountId, stored.modelId, artifact);
-    // NOTIFY reaches every process on the database (this one included on Postgres); the direct call makes
-    // this process swap at once either way. Both paths are idempotent per model id.
+    // The job is finished: what follows must not hold up run()'s return (the runner would otherwise see the
+    // completed row as a lost claim). NOTIFY reaches every process on the database; this process swaps once
+    // its local copy of the artifact is written, so it need not read the bytes back from the database. Both
+    // paths are idempotent per model id.
+    void deps.snapshots
+      .rememberArtifact(job.accountId, stored.modelId, artifact)
+      .then(() => deps.snapshots.onModelPublished(event));
     await database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {
       log.warn("could not NOTIFY the publication", { error });
     });
-    void deps.snapshots.onModelPublished(event);
   }
 }
 
