@@ -124,7 +124,10 @@ export function trainModel(
   }
   report("evaluate", 50);
   // Decide EASE vs ALS once, on the training part, so the measured model and the published one agree.
-  if (config.ease && !easeFits(buildWeightedMatrix(trainEvents, config.weights), config, searchOpts.maxEaseMinSupport)) {
+  if (
+    config.ease &&
+    !easeFits(buildWeightedMatrix(trainEvents, config.weights), config, searchOpts.maxEaseMinSupport)
+  ) {
     config = { ...config, ease: null };
   }
   const evalFit = fitModel(trainEvents, items, config, { needAls: false, withCooccurrence: false }, (s, f) =>
