@@ -20,8 +20,14 @@ import type { ItemPredicate } from "./filters";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import type { RecommendationItem, RecommendationSource } from "./schemas";
-import { type BaseEligibility, baseEligibility, categoryOrder, popularityOrder } from "./serving-cache";
-import type { ModelSignals } from "./signals";
+import {
+  type BaseEligibility,
+  baseEligibility,
+  categoryOrder,
+  popularityOrder,
+  scratchMarks,
+} from "./serving-cache";
+import type { ModelSignals, SignalQuery } from "./signals";
 import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
 import { userSignals } from "./user-memo";
 
@@ -210,14 +216,42 @@ function gatherCandidates(
   signals: Pick<ComponentInputs, "collab" | "content" | "similar" | "complementary">,
 ): Int32Array {
   const { table, weights } = plan;
-  const out = new Set<number>();
+  // Marks in a per-table scratch array instead of a Set: cleared before returning (ranking is synchronous).
+  const marks = scratchMarks(table);
+  const out: number[] = [];
   const add = (item: number) => {
-    if (!out.has(item) && eligible(item)) out.add(item);
+    if (marks[item] === 0 && eligible(item)) {
+      marks[item] = 1;
+      out.push(item);
+    }
   };
-  // Fetch enough that `pool` survive the exclusions and the filter's share of the catalogue.
-  const k = Math.min(MAX_ANN_CANDIDATES, Math.ceil((pool + excludedCount + 20) / Math.max(share, 1e-3)));
-  if (signals.collab) for (const i of signals.collab.top(k)) add(i);
-  if (signals.content) for (const i of signals.content.top(k)) add(i);
+  // Twice the page from each index survives the exclusions and the filter; start small (most of a long
+  // history is not among the user's nearest items) and widen only when too few survive.
+  const target = 2 * pool;
+  const widest = Math.min(
+    MAX_ANN_CANDIDATES,
+    Math.ceil((target + excludedCount + 20) / Math.max(share, 1e-3)),
+  );
+  const fetch = (query: SignalQuery) => {
+    let k = Math.min(
+      widest,
+      Math.ceil((target + Math.min(excludedCount, target) + 20) / Math.max(share, 1e-3)),
+    );
+    for (;;) {
+      const top = query.top(k);
+      let found = 0;
+      for (const i of top) {
+        if (eligible(i)) {
+          add(i);
+          found++;
+        }
+      }
+      if (found >= target || k >= widest || top.length < k) return;
+      k = Math.min(widest, k * 3);
+    }
+  };
+  if (signals.collab) fetch(signals.collab);
+  if (signals.content) fetch(signals.content);
   for (const sparse of [signals.similar, signals.complementary]) {
     if (sparse === null) continue;
     if ("dense" in sparse) continue;
@@ -252,6 +286,7 @@ function gatherCandidates(
       }
     }
   }
+  for (const item of out) marks[item] = 0;
   return Int32Array.from(out);
 }
 

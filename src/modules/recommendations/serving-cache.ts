@@ -25,6 +25,18 @@ interface TableCache {
 }
 
 const MAX_BASES = 32;
+const marks = new WeakMap<ItemTable, Uint8Array>();
+
+/** A zeroed per-table byte per item; callers must zero what they set before returning. */
+export function scratchMarks(table: ItemTable): Uint8Array {
+  let m = marks.get(table);
+  if (m === undefined || m.length !== table.size) {
+    m = new Uint8Array(table.size);
+    marks.set(table, m);
+  }
+  return m;
+}
+
 const MAX_CATEGORY_LISTS = 256;
 const caches = new WeakMap<ItemTable, TableCache>();
 
