@@ -28,7 +28,7 @@ import {
   scratchMarks,
 } from "./serving-cache";
 import type { ModelSignals, SignalQuery } from "./signals";
-import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
+import { DEFAULT_TUNING, type ServingTuning, useCandidates } from "./tuning";
 import { userSignals } from "./user-memo";
 
 export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
@@ -72,8 +72,8 @@ const MMR_MAX_POSITIONS = 300;
 const MAX_ANN_CANDIDATES = 2000;
 
 /**
- * Ranks the plan. Small catalogues (and accounts without a model) score every eligible item. Large ones
- * score only candidates: the HNSW neighbours of the user's collaborative and content vectors, the most
+ * Ranks the plan. Small catalogues (and accounts without a model) score every eligible item. Larger ones
+ * (see `useCandidates`) score only candidates: the HNSW neighbours of the user's collaborative and content vectors, the most
  * popular eligible items, the best items of the preferred categories, and the sparse similar/complementary
  * lists; a filter leaving few items scores exactly those instead. `total` is exact either way.
  */
@@ -122,7 +122,7 @@ export function rank(plan: RankPlan): RankedPage {
   const want = plan.skip + plan.limit;
   const pool = plan.diverse ? Math.max(want * 3, want + 50) : want;
   let candidates: Int32Array | null = null;
-  if (signals !== null && n > tuning.candidateMinItems) {
+  if (signals !== null && useCandidates(n, signals.indexed, tuning)) {
     if (base.list !== null) candidates = filterList(base.list, eligible);
     else {
       candidates = gatherCandidates(plan, base.count / n, pool, excluded.size, eligible, {

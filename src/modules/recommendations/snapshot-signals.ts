@@ -15,7 +15,7 @@ import { annTop, contentIndex, factorIndex } from "./ann-access";
 import type { ItemTable } from "./item-table";
 import type { ServingView } from "./service";
 import type { DenseHistory, ModelSignals, ScoredItems, SignalQuery } from "./signals";
-import type { ServingTuning } from "./tuning";
+import { type ServingTuning, useCandidates } from "./tuning";
 
 const views = new WeakMap<Snapshot, ServingView>();
 
@@ -111,6 +111,7 @@ interface SparseRows {
 
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
+  readonly indexed: boolean;
   private factorNorms: Float32Array | null = null;
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
@@ -122,6 +123,9 @@ class EngineSignals implements ModelSignals {
     private readonly tuning: ServingTuning,
   ) {
     this.trending = model.popularity.trending;
+    this.indexed =
+      (model.als === null || model.ann.factors !== null) &&
+      (model.content === null || model.ann.content !== null);
   }
 
   collaborative(history: DenseHistory): SignalQuery | null {
@@ -191,7 +195,7 @@ class EngineSignals implements ModelSignals {
 
   private findSimilar(item: number, k: number): ScoredItems {
     const n = this.model.nItems;
-    const pool = n > this.tuning.candidateMinItems ? this.similarPool(item, k + 20) : null;
+    const pool = useCandidates(n, this.indexed, this.tuning) ? this.similarPool(item, k + 20) : null;
     if (pool === null) {
       const scores = new Float32Array(n);
       for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);
