@@ -11,6 +11,8 @@ export interface LoadedDataset {
   items?: ItemMeta[];
   /** Rows skipped as malformed (e.g. a truncated last line). */
   skippedRows: number;
+  /** The price listed for each item as found in the file (REES46), bad values included. */
+  listedPrice?: Float64Array;
 }
 
 function finish(name: string, cols: EventColumns, users: IdMap, items: IdMap, skipped: number, withSession: boolean): LoadedDataset {
@@ -105,6 +107,7 @@ export function loadRees46(file: string): LoadedDataset {
   const sessions = new IdMap();
   const cols = new EventColumns();
   const meta: ItemMeta[] = [];
+  const listed: number[] = [];
   let skipped = 0;
   const rows = lines(readFileSync(file, "utf8"));
   for (let i = 1; i < rows.length; i++) {
@@ -122,11 +125,13 @@ export function loadRees46(file: string): LoadedDataset {
       if (f[5]) m.brand = f[5];
       if (price > 0) m.price = price;
       meta.push(m);
+      listed.push(price);
     }
     cols.push(users.get(f[7]!), item, type, 1, ts, sessions.get(f[8]!));
   }
   const ds = finish("rees46", cols, users, items, skipped, true);
   ds.items = meta;
+  ds.listedPrice = Float64Array.from(listed);
   return ds;
 }
 
