@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/history-sync";
 import { rank } from "../../src/modules/recommendations/rank";
 import { sourceLabels } from "../../src/modules/recommendations/strategy";
-import { DEFAULT_TUNING, useCandidates } from "../../src/modules/recommendations/tuning";
+import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -31,7 +31,7 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-type Tuning = { candidateMinItems: number; indexedMinItems: number; selectiveMaxItems: number };
+type Tuning = { candidateMinItems: number; selectiveMaxItems: number };
 
 /** The same request answered with every item scored and through the candidate path. */
 async function bothPaths(
@@ -43,10 +43,7 @@ async function bothPaths(
   const tuning = ctx.deps.recommendations.tuning;
   const ask = () => ctx.request(method, path, { apiKey: tenant.apiKey, ...(body ? { body } : {}) });
   try {
-    Object.assign(tuning, {
-      candidateMinItems: Number.MAX_SAFE_INTEGER,
-      indexedMinItems: Number.MAX_SAFE_INTEGER,
-    });
+    Object.assign(tuning, { candidateMinItems: Number.MAX_SAFE_INTEGER });
     const exact = await ask();
     Object.assign(tuning, { candidateMinItems: 0 }, candidatePath);
     const candidates = await ask();
@@ -59,13 +56,6 @@ async function bothPaths(
 }
 
 describe("candidate path (HNSW) versus scoring every item", () => {
-  test("models trained with HNSW indexes use candidates above 2,000 items, others above 20,000", () => {
-    expect(useCandidates(2_000, true, DEFAULT_TUNING)).toBe(false);
-    expect(useCandidates(2_001, true, DEFAULT_TUNING)).toBe(true);
-    expect(useCandidates(20_000, false, DEFAULT_TUNING)).toBe(false);
-    expect(useCandidates(20_001, false, DEFAULT_TUNING)).toBe(true);
-  });
-
   test("the HNSW candidate path returns the same top items and total as exact scoring", async () => {
     const requests: Record<string, unknown>[] = [
       { external_user_id: "u-3", limit: 10 },
@@ -138,12 +128,12 @@ describe("candidate path (HNSW) versus scoring every item", () => {
     };
     const exact = rank({
       ...plan,
-      tuning: { candidateMinItems: 1e9, indexedMinItems: 1e9, selectiveMaxItems: 0 },
+      tuning: { candidateMinItems: 1e9, selectiveMaxItems: 0 },
     });
     expect(topCalls).toBe(0);
     const viaAnn = rank({
       ...plan,
-      tuning: { candidateMinItems: 0, indexedMinItems: 0, selectiveMaxItems: 0 },
+      tuning: { candidateMinItems: 0, selectiveMaxItems: 0 },
     });
     expect(topCalls).toBe(1);
     expect(viaAnn.items.map((i) => i.externalId)).toEqual(exact.items.map((i) => i.externalId));

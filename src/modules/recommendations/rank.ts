@@ -122,7 +122,7 @@ export function rank(plan: RankPlan): RankedPage {
   const want = plan.skip + plan.limit;
   const pool = plan.diverse ? Math.max(want * 3, want + 50) : want;
   let candidates: Int32Array | null = null;
-  if (signals !== null && useCandidates(n, signals.indexed, tuning)) {
+  if (signals !== null && useCandidates(n, tuning)) {
     if (base.list !== null) candidates = filterList(base.list, eligible);
     else {
       candidates = gatherCandidates(plan, base.count / n, pool, excluded.size, eligible, {

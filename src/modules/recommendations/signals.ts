@@ -42,8 +42,6 @@ export interface ModelSignals {
   complementary(item: number, k: number): ScoredItems;
   /** Similarity in taste space of two items in [-1, 1], or null when the model has no item factors. */
   itemSimilarity(a: number, b: number): number | null;
-  /** The trained model carries HNSW indexes for its item vectors (candidate generation without a scan). */
-  readonly indexed: boolean;
   /** Recent-versus-baseline popularity per item, or null. */
   readonly trending: Float32Array | null;
 }

@@ -111,7 +111,6 @@ interface SparseRows {
 
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
-  readonly indexed: boolean;
   private factorNorms: Float32Array | null = null;
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
@@ -123,9 +122,6 @@ class EngineSignals implements ModelSignals {
     private readonly tuning: ServingTuning,
   ) {
     this.trending = model.popularity.trending;
-    this.indexed =
-      (model.als === null || model.ann.factors !== null) &&
-      (model.content === null || model.ann.content !== null);
   }
 
   collaborative(history: DenseHistory): SignalQuery | null {
@@ -195,7 +191,7 @@ class EngineSignals implements ModelSignals {
 
   private findSimilar(item: number, k: number): ScoredItems {
     const n = this.model.nItems;
-    const pool = useCandidates(n, this.indexed, this.tuning) ? this.similarPool(item, k + 20) : null;
+    const pool = useCandidates(n, this.tuning) ? this.similarPool(item, k + 20) : null;
     if (pool === null) {
       const scores = new Float32Array(n);
       for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);
