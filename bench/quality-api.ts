@@ -9,7 +9,13 @@
 import { join } from "node:path";
 import { EventType } from "../src/engine/types";
 import { type LoadedDataset, loadRealDataset, REAL_DATASETS, type RealDatasetName } from "./data/loaders";
-import { type ApiClient, publishedRoutes, registerTenant, trainAndWait, waitForIngestionJob } from "./lib/api";
+import {
+  type ApiClient,
+  publishedRoutes,
+  registerTenant,
+  trainAndWait,
+  waitForIngestionJob,
+} from "./lib/api";
 import { startChildServer } from "./lib/server";
 
 const BATCH = 1000;
@@ -55,7 +61,10 @@ export function productBodies(ds: LoadedDataset): ProductBody[] {
     const body: ProductBody = {
       externalId,
       // REES46 rows have no product name; a shop's would read like "brand + kind of product".
-      name: (meta.name || [meta.brand, leaf].filter(Boolean).join(" ") || `product ${externalId}`).slice(0, 200),
+      name: (meta.name || [meta.brand, leaf].filter(Boolean).join(" ") || `product ${externalId}`).slice(
+        0,
+        200,
+      ),
       price: meta.price ?? ds.listedPrice?.[i] ?? 1,
       category,
     };
