@@ -15,7 +15,14 @@ export interface LoadedDataset {
   listedPrice?: Float64Array;
 }
 
-function finish(name: string, cols: EventColumns, users: IdMap, items: IdMap, skipped: number, withSession: boolean): LoadedDataset {
+function finish(
+  name: string,
+  cols: EventColumns,
+  users: IdMap,
+  items: IdMap,
+  skipped: number,
+  withSession: boolean,
+): LoadedDataset {
   const events: Interactions = {
     user: Int32Array.from(cols.user),
     item: Int32Array.from(cols.item),
@@ -53,7 +60,11 @@ export function loadMovielens100k(dir: string): LoadedDataset {
       if (idx === undefined) continue;
       const flags = f.slice(5);
       const g = genres.filter((_, j) => flags[j] === "1");
-      meta[idx] = { name: f[1] ?? "", categoryPath: (g[0] ?? "unknown").toLowerCase(), attributes: Object.fromEntries(g.map((x) => [`genre_${x}`, true])) };
+      meta[idx] = {
+        name: f[1] ?? "",
+        categoryPath: (g[0] ?? "unknown").toLowerCase(),
+        attributes: Object.fromEntries(g.map((x) => [`genre_${x}`, true])),
+      };
     }
     ds.items = meta;
   } catch {
@@ -86,7 +97,11 @@ export function loadMovielensLatestSmall(dir: string): LoadedDataset {
       const idx = items.lookup(f[0]!);
       if (idx === undefined) continue;
       const g = (f[2] ?? "").split("|");
-      meta[idx] = { name: f[1] ?? "", categoryPath: (g[0] ?? "unknown").toLowerCase(), attributes: Object.fromEntries(g.map((x) => [`genre_${x}`, true])) };
+      meta[idx] = {
+        name: f[1] ?? "",
+        categoryPath: (g[0] ?? "unknown").toLowerCase(),
+        attributes: Object.fromEntries(g.map((x) => [`genre_${x}`, true])),
+      };
     }
     ds.items = meta;
   } catch {
@@ -95,7 +110,11 @@ export function loadMovielensLatestSmall(dir: string): LoadedDataset {
   return ds;
 }
 
-const REES_TYPES: Record<string, number> = { view: EventType.VIEW, cart: EventType.CART, purchase: EventType.PURCHASE };
+const REES_TYPES: Record<string, number> = {
+  view: EventType.VIEW,
+  cart: EventType.CART,
+  purchase: EventType.PURCHASE,
+};
 
 /**
  * REES46 event CSV. A row is skipped unless it has all 9 fields, a known event type and a parsable time
@@ -121,7 +140,9 @@ export function loadRees46(file: string): LoadedDataset {
     const item = items.get(f[2]!);
     if (item === meta.length) {
       const price = Number(f[6]);
-      const m: ItemMeta = { categoryPath: (f[4] ?? "").split(".").filter(Boolean).join("/") || `category_${f[3]}` };
+      const m: ItemMeta = {
+        categoryPath: (f[4] ?? "").split(".").filter(Boolean).join("/") || `category_${f[3]}`,
+      };
       if (f[5]) m.brand = f[5];
       if (price > 0) m.price = price;
       meta.push(m);
@@ -141,6 +162,7 @@ export type RealDatasetName = (typeof REAL_DATASETS)[number];
 /** Loads one of the shared real data sets from the folder that holds them. */
 export function loadRealDataset(datasetsDir: string, name: RealDatasetName): LoadedDataset {
   if (name === "movielens-100k") return loadMovielens100k(join(datasetsDir, "movielens-100k"));
-  if (name === "movielens-latest-small") return loadMovielensLatestSmall(join(datasetsDir, "movielens-latest-small"));
+  if (name === "movielens-latest-small")
+    return loadMovielensLatestSmall(join(datasetsDir, "movielens-latest-small"));
   return loadRees46(join(datasetsDir, "rees46-ecommerce-multicategory-sample", "2019-Oct.csv"));
 }

@@ -60,7 +60,10 @@ export function generateSynthetic(opts: SyntheticOptions): SyntheticDataset {
   const perCatCdf = new Float64Array(nItems);
   for (let c = 0; c < nCat; c++) {
     const a = catStart[c]!;
-    perCatCdf.set(zipfCdf(catStart[c + 1]! - a, opts.zipf ?? 1.05).map((v) => v + c), a);
+    perCatCdf.set(
+      zipfCdf(catStart[c + 1]! - a, opts.zipf ?? 1.05).map((v) => v + c),
+      a,
+    );
   }
   const tastes = new Int32Array(nUsers * 3);
   for (let i = 0; i < tastes.length; i++) tastes[i] = Math.floor(rng() * nCat);
