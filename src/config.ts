@@ -162,7 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
-    ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "500", 1, 5000),
+    ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
     ingestionChunkDelayMs: parseInteger(
       "INGESTION_CHUNK_DELAY_MS",
       read("INGESTION_CHUNK_DELAY_MS") ?? "0",

@@ -1,10 +1,12 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { textArray } from "../../db/pg-array";
 import { endUsers } from "../../db/schema";
 
 /**
  * Ids of the given end users, creating the missing ones (an interaction may name a user the shop never
- * sent). Set-based: one lookup, one multi-row insert for the missing, one lookup of what was inserted.
+ * sent). Set-based: one lookup, one insert of the missing, one lookup of what was inserted; the names travel
+ * as one array parameter (`= any($1::text[])`), so a 1000-user chunk is not 1000 bind parameters.
  * `ON CONFLICT DO NOTHING` keeps a concurrent creator of the same user from failing this write.
  */
 export async function ensureEndUsers(
@@ -19,16 +21,20 @@ export async function ensureEndUsers(
     const rows = await tx
       .select({ id: endUsers.id, externalId: endUsers.externalId })
       .from(endUsers)
-      .where(and(eq(endUsers.accountId, accountId), inArray(endUsers.externalId, names)));
+      .where(
+        and(
+          eq(endUsers.accountId, accountId),
+          sql`${endUsers.externalId} = any(${textArray(names)}::text[])`,
+        ),
+      );
     for (const row of rows) ids.set(row.externalId, row.id);
   };
   await lookup(wanted);
   const missing = wanted.filter((id) => !ids.has(id));
   if (missing.length === 0) return ids;
-  await tx
-    .insert(endUsers)
-    .values(missing.map((externalId) => ({ accountId, externalId })))
-    .onConflictDoNothing({ target: [endUsers.accountId, endUsers.externalId] });
+  await tx.execute(sql`insert into end_users (account_id, external_id)
+    select ${accountId}, unnest(${textArray(missing)}::text[])
+    on conflict (account_id, external_id) do nothing`);
   await lookup(missing);
   return ids;
 }

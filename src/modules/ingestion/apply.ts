@@ -4,8 +4,9 @@
  */
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client";
+import { numberArray, textArray } from "../../db/pg-array";
 import type { IngestionRecordError } from "../../db/schema";
-import { endUsers, interactions, orders, products, searches } from "../../db/schema";
+import { endUsers, products } from "../../db/schema";
 import { ensureEndUsers } from "../end-users/ensure";
 import type { RecordedInteraction } from "../interactions/events";
 import { type Checked, checkInteraction, checkProduct, checkUser, recordKey } from "./validate";
@@ -200,13 +201,14 @@ export async function applyInteractions(
   const result = emptyResult(errors);
   if (valid.length === 0) return result;
 
+  const wantedProducts = [...new Set(valid.map((i) => i.externalProductId))];
   const productRows = await tx
     .select({ id: products.id, externalId: products.externalId, price: products.price })
     .from(products)
     .where(
       and(
         eq(products.accountId, accountId),
-        inArray(products.externalId, [...new Set(valid.map((i) => i.externalProductId))]),
+        sql`${products.externalId} = any(${textArray(wantedProducts)}::text[])`,
         isNull(products.deletedAt),
       ),
     );
@@ -233,41 +235,41 @@ export async function applyInteractions(
     if (endUserId === undefined) throw new Error(`end user ${i.externalUserId} could not be created`);
     return { i, product, endUserId };
   });
-  await tx.insert(interactions).values(
-    rows.map(({ i, product, endUserId }) => ({
-      accountId,
-      endUserId,
-      productId: product.id,
-      interactionType: i.type,
-      value: i.value,
-      query: i.query,
-      occurredAt: i.occurredAt,
-    })),
-  );
+  // One statement per table whatever the chunk size: each column is one typed-array parameter.
+  await tx.execute(sql`insert into interactions
+      (account_id, end_user_id, product_id, interaction_type, value, query, occurred_at)
+    select ${accountId}, r.end_user_id, r.product_id, r.interaction_type, r.value, r.query, r.occurred_at
+    from unnest(
+      ${numberArray(rows.map((r) => r.endUserId))}::bigint[],
+      ${numberArray(rows.map((r) => r.product.id))}::bigint[],
+      ${textArray(rows.map((r) => r.i.type))}::text[],
+      ${numberArray(rows.map((r) => r.i.value))}::float8[],
+      ${textArray(rows.map((r) => r.i.query))}::text[],
+      ${textArray(rows.map((r) => r.i.occurredAt.toISOString()))}::timestamptz[]
+    ) as r(end_user_id, product_id, interaction_type, value, query, occurred_at)`);
   const purchases = rows.filter((r) => r.i.type === "PURCHASE");
   if (purchases.length > 0) {
-    await tx.insert(orders).values(
-      purchases.map(({ i, product, endUserId }) => ({
-        accountId,
-        endUserId,
-        productId: product.id,
-        quantity: i.value,
-        unitPrice: product.price,
-        occurredAt: i.occurredAt,
-      })),
-    );
+    await tx.execute(sql`insert into orders
+        (account_id, end_user_id, product_id, quantity, unit_price, occurred_at)
+      select ${accountId}, r.end_user_id, r.product_id, r.quantity, r.unit_price, r.occurred_at
+      from unnest(
+        ${numberArray(purchases.map((r) => r.endUserId))}::bigint[],
+        ${numberArray(purchases.map((r) => r.product.id))}::bigint[],
+        ${numberArray(purchases.map((r) => r.i.value))}::float8[],
+        ${numberArray(purchases.map((r) => r.product.price))}::float8[],
+        ${textArray(purchases.map((r) => r.i.occurredAt.toISOString()))}::timestamptz[]
+      ) as r(end_user_id, product_id, quantity, unit_price, occurred_at)`);
   }
   const searchRows = rows.filter((r) => r.i.type === "SEARCH");
   if (searchRows.length > 0) {
-    await tx.insert(searches).values(
-      searchRows.map(({ i, product, endUserId }) => ({
-        accountId,
-        endUserId,
-        productId: product.id,
-        query: i.query,
-        occurredAt: i.occurredAt,
-      })),
-    );
+    await tx.execute(sql`insert into searches (account_id, end_user_id, product_id, query, occurred_at)
+      select ${accountId}, r.end_user_id, r.product_id, r.query, r.occurred_at
+      from unnest(
+        ${numberArray(searchRows.map((r) => r.endUserId))}::bigint[],
+        ${numberArray(searchRows.map((r) => r.product.id))}::bigint[],
+        ${textArray(searchRows.map((r) => r.i.query))}::text[],
+        ${textArray(searchRows.map((r) => r.i.occurredAt.toISOString()))}::timestamptz[]
+      ) as r(end_user_id, product_id, query, occurred_at)`);
   }
   for (const { i, product, endUserId } of rows) {
     let entry = result.interactionsByUser.get(endUserId);

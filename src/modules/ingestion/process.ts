@@ -57,13 +57,32 @@ export function ingestionJobKind(deps: IngestionDeps): JobKind {
   };
 }
 
+const CURSOR_COLUMNS = {
+  processedProducts: ingestionJobs.processedProducts,
+  processedUsers: ingestionJobs.processedUsers,
+  processedInteractions: ingestionJobs.processedInteractions,
+} as const;
+
 async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, workerId }: JobRunContext) {
   const { db } = deps.database;
+  const claimed = and(
+    eq(ingestionJobs.id, job.id),
+    eq(ingestionJobs.claimedBy, workerId),
+    eq(ingestionJobs.status, "processing"),
+  );
+  // Read once per claim: while the claim is held no one else moves the cursor, and every chunk's write
+  // below re-checks the claim and the cursor it started from.
   const [stored] = await db
-    .select({ payload: ingestionJobs.payload })
+    .select({ payload: ingestionJobs.payload, ...CURSOR_COLUMNS })
     .from(ingestionJobs)
-    .where(eq(ingestionJobs.id, job.id));
-  const batch = (stored?.payload ?? {}) as StoredBatch;
+    .where(claimed);
+  if (stored === undefined) throw new JobClaimLostError(job.id);
+  const batch = (stored.payload ?? {}) as StoredBatch;
+  const cursor: Record<Cursor, number> = {
+    processedProducts: stored.processedProducts,
+    processedUsers: stored.processedUsers,
+    processedInteractions: stored.processedInteractions,
+  };
   const phases: Phase[] = [
     {
       cursor: "processedProducts",
@@ -81,63 +100,58 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
       apply: (tx, accountId, records) => applyInteractions(tx, accountId, records, Date.now()),
     },
   ];
+  const remaining = (p: Phase) => p.records.length - cursor[p.cursor];
   const chunkSize = deps.config.ingestionChunkSize;
 
   while (!signal.aborted) {
-    const outcome = await db.transaction(async (tx) => {
-      const [cursor] = await tx
-        .select({
-          processedProducts: ingestionJobs.processedProducts,
-          processedUsers: ingestionJobs.processedUsers,
-          processedInteractions: ingestionJobs.processedInteractions,
-        })
-        .from(ingestionJobs)
-        .where(
-          and(
-            eq(ingestionJobs.id, job.id),
-            eq(ingestionJobs.claimedBy, workerId),
-            eq(ingestionJobs.status, "processing"),
-          ),
-        )
-        .for("update");
-      if (cursor === undefined) throw new JobClaimLostError(job.id);
-
-      const phase = phases.find((p) => cursor[p.cursor] < p.records.length);
-      if (phase === undefined) {
-        // The stored request holds personal data: it is dropped once applied, so erasure leaves no copy.
-        await tx
-          .update(ingestionJobs)
-          .set({
-            status: sql`case when jsonb_array_length(${ingestionJobs.errors}) > 0
-              then 'completed_with_errors' else 'completed' end`,
-            payload: null,
-            finishedAt: sql`now()`,
-            claimedBy: null,
-            heartbeatAt: null,
-          })
-          .where(eq(ingestionJobs.id, job.id));
-        return "finished" as const;
-      }
-
-      const start = cursor[phase.cursor];
-      const records = phase.records.slice(start, start + chunkSize);
-      const result = await phase.apply(tx, job.accountId, records);
+    const phase = phases.find((p) => remaining(p) > 0);
+    if (phase === undefined) {
+      // Written after the last chunk's usage count and cache notices, so a client that sees the final
+      // state also sees their effects.
+      const finished = await db
+        .update(ingestionJobs)
+        .set(finalState)
+        .where(claimed)
+        .returning({ id: ingestionJobs.id });
+      if (finished.length === 0) throw new JobClaimLostError(job.id);
+      return;
+    }
+    const start = cursor[phase.cursor];
+    const records = phase.records.slice(start, start + chunkSize);
+    const result = await db.transaction(async (tx) => {
+      const chunk = await phase.apply(tx, job.accountId, records);
       if (deps.config.ingestionChunkDelayMs > 0) await Bun.sleep(deps.config.ingestionChunkDelayMs);
-      await tx
+      // The cursor advance commits with the chunk's writes; it only matches while this worker still holds
+      // the claim and the cursor is where this chunk started, otherwise the whole chunk rolls back.
+      const advanced = await tx
         .update(ingestionJobs)
         .set({
           [phase.cursor]: start + records.length,
-          errors: sql`${ingestionJobs.errors} || ${JSON.stringify(result.errors)}::jsonb`,
+          errors: sql`${ingestionJobs.errors} || ${JSON.stringify(chunk.errors)}::jsonb`,
           heartbeatAt: sql`now()`,
         })
-        .where(eq(ingestionJobs.id, job.id));
-      return { ...result, applied: records.length - result.errors.length };
+        .where(and(claimed, eq(CURSOR_COLUMNS[phase.cursor], start)))
+        .returning({ id: ingestionJobs.id });
+      if (advanced.length === 0) throw new JobClaimLostError(job.id);
+      return chunk;
     });
-    if (outcome === "finished") return;
-    if (outcome.applied > 0) deps.onApplied?.(job.accountId, outcome.applied);
-    announce(job.accountId, outcome);
+    cursor[phase.cursor] = start + records.length;
+    const applied = records.length - result.errors.length;
+    if (applied > 0) deps.onApplied?.(job.accountId, applied);
+    announce(job.accountId, result);
   }
 }
+
+/** The terminal columns. The stored request holds personal data: it is dropped once applied, so erasure
+ * leaves no copy. */
+const finalState = {
+  status: sql`case when jsonb_array_length(${ingestionJobs.errors}) > 0
+    then 'completed_with_errors' else 'completed' end`,
+  payload: null,
+  finishedAt: sql`now()`,
+  claimedBy: null,
+  heartbeatAt: null,
+};
 
 /** Tells the caches what the committed chunk changed. */
 function announce(accountId: number, result: ChunkResult): void {

@@ -54,6 +54,7 @@ export function checkInteraction(record: unknown, now: number): Checked<CheckedI
   }
   const r = checked.value;
   const occurredAt = r.timestamp === undefined ? new Date(now) : new Date(r.timestamp);
+  if (Number.isNaN(occurredAt.getTime())) return { ok: false, message: "timestamp: not a valid date-time" };
   if (occurredAt.getTime() > now + MAX_FUTURE_SKEW_MS) {
     return { ok: false, message: "timestamp: must not be more than 5 minutes in the future" };
   }
