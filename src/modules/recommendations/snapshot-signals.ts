@@ -3,18 +3,16 @@
  * the snapshot's arrays (whose freshness fields the registry updates in place), with the engine model's
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
-import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { foldInUser } from "../../engine/fold-in";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
-import { itemsRevision } from "../../snapshots/revision";
 import type { Snapshot } from "../../snapshots/types";
 import type { EngineModel } from "../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
-import type { ItemTable } from "./item-table";
 import type { ServingView } from "./service";
 import type { DenseHistory, ModelSignals, ScoredItems, SignalQuery } from "./signals";
+import { snapshotTable } from "./snapshot-table";
 import { type ServingTuning, useCandidates } from "./tuning";
 
 const views = new WeakMap<Snapshot, ServingView>();
@@ -30,52 +28,6 @@ export function snapshotView(snapshot: Snapshot, database: Database, tuning: Ser
     views.set(snapshot, view);
   }
   return view;
-}
-
-function snapshotTable(snapshot: Snapshot, database: Database): ItemTable {
-  const items = snapshot.items;
-  let attributes: Promise<(Record<string, unknown> | undefined)[]> | undefined;
-  return {
-    size: items.count,
-    externalIds: items.externalIds,
-    names: items.names,
-    prices: items.prices,
-    categories: items.categories,
-    brands: items.brands,
-    inStock: items.inStock,
-    deleted: items.deleted,
-    rating: items.meanRating,
-    // Only attribute filters read these, so they are loaded on first use, once per snapshot.
-    attributes: () => {
-      attributes ??= loadAttributes(database, snapshot);
-      attributes.catch(() => {
-        attributes = undefined;
-      });
-      return attributes;
-    },
-    popularity: snapshot.model.popularity.score,
-    indexOf: items.indexByExternalId,
-    revision: () => itemsRevision(snapshot),
-  };
-}
-
-async function loadAttributes(
-  database: Database,
-  snapshot: Snapshot,
-): Promise<(Record<string, unknown> | undefined)[]> {
-  const rows = await database.rows<{ id: number | string; attributes: unknown }>(sql`
-    select id, attributes from products
-    where account_id = ${snapshot.accountId} and attributes <> '{}'::jsonb`);
-  const out: (Record<string, unknown> | undefined)[] = new Array(snapshot.items.count);
-  for (const row of rows) {
-    const index = snapshot.items.indexByProductId.get(Number(row.id));
-    if (index === undefined) continue;
-    const value =
-      typeof row.attributes === "string" ? (JSON.parse(row.attributes) as unknown) : row.attributes;
-    if (value !== null && typeof value === "object" && !Array.isArray(value))
-      out[index] = value as Record<string, unknown>;
-  }
-  return out;
 }
 
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */

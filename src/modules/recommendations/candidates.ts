@@ -1,0 +1,122 @@
+/**
+ * Candidate generation for large catalogues: the nearest items of each per-user signal (HNSW or one memoised
+ * scan), the most popular eligible items, the best items of the preferred categories and the sparse
+ * similar/complementary lists; plus the exact `total` from the cached eligibility counts.
+ */
+import { type ComponentInputs, preferenceMatcher } from "./blend";
+import type { ItemTable } from "./item-table";
+import type { RankPlan } from "./rank";
+import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "./serving-cache";
+import type { SignalQuery } from "./signals";
+
+/** Most items fetched from one HNSW index per request; past that, scoring the matches exactly is cheaper. */
+const MAX_ANN_CANDIDATES = 2000;
+
+export function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Array {
+  const out: number[] = [];
+  for (const i of list) if (keep(i)) out.push(i);
+  return Int32Array.from(out);
+}
+
+/** Eligible items: the cached base count minus this request's exclusions (and price cap). */
+export function eligibleTotal(
+  base: BaseEligibility,
+  table: ItemTable,
+  excluded: ReadonlySet<number>,
+  maxPrice: number | null,
+): number {
+  const { mask } = base;
+  if (maxPrice === null) {
+    let total = base.count;
+    for (const i of excluded) if (mask[i] === 1) total--;
+    return total;
+  }
+  let total = 0;
+  const prices = table.prices;
+  for (let i = 0; i < mask.length; i++) if (mask[i] === 1 && prices[i]! <= maxPrice) total++;
+  for (const i of excluded) if (mask[i] === 1 && prices[i]! <= maxPrice) total--;
+  return total;
+}
+
+export function gatherCandidates(
+  plan: RankPlan,
+  share: number,
+  pool: number,
+  excludedCount: number,
+  eligible: (item: number) => boolean,
+  signals: Pick<ComponentInputs, "collab" | "content" | "similar" | "complementary">,
+): Int32Array {
+  const { table, weights } = plan;
+  // Marks in a per-table scratch array instead of a Set: cleared before returning (ranking is synchronous).
+  const marks = scratchMarks(table);
+  const out: number[] = [];
+  const add = (item: number) => {
+    if (marks[item] === 0 && eligible(item)) {
+      marks[item] = 1;
+      out.push(item);
+    }
+  };
+  // Twice the page from each index survives the exclusions and the filter; start small (most of a long
+  // history is not among the user's nearest items) and widen only when too few survive.
+  const target = 2 * pool;
+  const widest = Math.min(
+    MAX_ANN_CANDIDATES,
+    Math.ceil((target + excludedCount + 20) / Math.max(share, 1e-3)),
+  );
+  const fetch = (query: SignalQuery) => {
+    let k = Math.min(
+      widest,
+      Math.ceil((target + Math.min(excludedCount, target) + 20) / Math.max(share, 1e-3)),
+    );
+    for (;;) {
+      const top = query.top(k);
+      let found = 0;
+      for (const i of top) {
+        if (eligible(i)) {
+          add(i);
+          found++;
+        }
+      }
+      if (found >= target || k >= widest || top.length < k) return;
+      k = Math.min(widest, k * 3);
+    }
+  };
+  if (signals.collab) fetch(signals.collab);
+  if (signals.content) fetch(signals.content);
+  for (const sparse of [signals.similar, signals.complementary]) {
+    if (sparse === null) continue;
+    if ("dense" in sparse) continue;
+    for (const i of sparse.score.keys()) add(i);
+  }
+  if (weights.trend || weights.preference) {
+    // The most popular eligible items: decisive for cold users, and the trend component's best.
+    const order = popularityOrder(table);
+    let found = 0;
+    for (let j = 0; j < order.length && found < pool; j++) {
+      if (eligible(order[j]!)) {
+        add(order[j]!);
+        found++;
+      }
+    }
+  }
+  const prefer = weights.preference ? preferenceMatcher(plan.history) : null;
+  if (prefer) {
+    const preferred = plan.history.preferredCategories;
+    const orders =
+      preferred.length > 0
+        ? preferred.map((c) => categoryOrder(table, c, "popularity"))
+        : [popularityOrder(table)];
+    for (const order of orders) {
+      let found = 0;
+      for (const i of order) {
+        if (found >= pool) break;
+        if (prefer(table, i) && eligible(i)) {
+          add(i);
+          found++;
+        }
+      }
+    }
+  }
+  for (const item of out) marks[item] = 0;
+  return Int32Array.from(out);
+}
