@@ -24,8 +24,11 @@ export interface UserSignals {
 }
 
 const memos = new WeakMap<UserHistory, Memo>();
-/** Distinct `k` values kept per query (requests differ only by page size and filter share). */
-const MAX_TOPS = 4;
+/**
+ * Distinct `k` values kept per query (requests differ only by page size and filter share). Each list is a
+ * few hundred ints, so a cached user costs a few KB on top of their history.
+ */
+const MAX_TOPS = 2;
 
 export function userSignals(
   history: UserHistory,
