@@ -94,6 +94,14 @@ export class JobRunner {
     await this.options.database.notify(JOBS_CHANNEL, kind);
   }
 
+  /** Whether a worker of this process may pick up jobs of the kind (it runs and has workers for it). */
+  runsLocally(kind: string): boolean {
+    const registered = this.kinds.get(kind);
+    return (
+      this.running && registered !== undefined && (registered.concurrency ?? this.options.concurrency) > 0
+    );
+  }
+
   async start(): Promise<void> {
     if (this.running || this.options.concurrency === 0 || this.kinds.size === 0) return;
     this.running = true;

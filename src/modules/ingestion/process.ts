@@ -14,6 +14,7 @@ import { JobClaimLostError, type JobKind, type JobRunContext } from "../../jobs/
 import { emitInteractionRecorded } from "../interactions/events";
 import { emitProductsChanged } from "../products/events";
 import { applyInteractions, applyProducts, applyUsers, type CapacityCheck, type ChunkResult } from "./apply";
+import { type StoredBatch, takePayload } from "./handoff";
 
 export const INGESTION_JOB_KIND = "ingestion";
 
@@ -33,12 +34,6 @@ interface IngestionDeps {
   capacity?: CapacityCheck;
   /** Counts applied records in the account's usage. */
   onApplied?: (accountId: number, records: number) => void;
-}
-
-interface StoredBatch {
-  products?: unknown[];
-  users?: unknown[];
-  interactions?: unknown[];
 }
 
 type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
@@ -71,13 +66,15 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     eq(ingestionJobs.status, "processing"),
   );
   // Read once per claim: while the claim is held no one else moves the cursor, and every chunk's write
-  // below re-checks the claim and the cursor it started from.
+  // below re-checks the claim and the cursor it started from. The payload is immutable: the copy the route
+  // handed over in this process, else the stored one.
+  const handed = takePayload(deps.database, job.id);
   const [stored] = await db
-    .select({ payload: ingestionJobs.payload, ...CURSOR_COLUMNS })
+    .select({ ...(handed === undefined ? { payload: ingestionJobs.payload } : {}), ...CURSOR_COLUMNS })
     .from(ingestionJobs)
     .where(claimed);
   if (stored === undefined) throw new JobClaimLostError(job.id);
-  const batch = (stored.payload ?? {}) as StoredBatch;
+  const batch = handed ?? ((("payload" in stored ? stored.payload : null) ?? {}) as StoredBatch);
   const cursor: Record<Cursor, number> = {
     processedProducts: stored.processedProducts,
     processedUsers: stored.processedUsers,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ingestionJobs } from "../../db/schema";
 import type { AppDeps } from "../../deps";
+import { offerPayload } from "./handoff";
 import { INGESTION_JOB_KIND } from "./process";
 import type { BatchRequest } from "./schemas";
 
@@ -23,21 +24,17 @@ export async function submitBatch({
     totalInteractions: input.interactions?.length ?? 0,
   };
   const taskId = randomUUID();
+  const payload = {
+    products: input.products ?? [],
+    users: input.users ?? [],
+    interactions: input.interactions ?? [],
+  };
   const [job] = await deps.database.db
     .insert(ingestionJobs)
-    .values({
-      accountId: ctx.accountId,
-      taskId,
-      status: "processing",
-      payload: {
-        products: input.products ?? [],
-        users: input.users ?? [],
-        interactions: input.interactions ?? [],
-      },
-      ...totals,
-    })
+    .values({ accountId: ctx.accountId, taskId, status: "processing", payload, ...totals })
     .returning({ id: ingestionJobs.id });
   if (job === undefined) throw new Error("ingestion job insert returned no row");
+  if (deps.jobs.runsLocally(INGESTION_JOB_KIND)) offerPayload(deps.database, job.id, payload);
   await deps.jobs.announce(INGESTION_JOB_KIND);
   return {
     message: `Batch accepted: follow it at /api/v1/ingestion/batch/${job.id}`,
