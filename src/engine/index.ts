@@ -67,6 +67,13 @@ export {
 } from "./serving";
 export { buildCsr, type Csr, transposeCsr } from "./sparse";
 export { topK } from "./topk";
-export { type TrainInput, type TrainMetrics, type TrainOptions, type TrainResult, trainModel } from "./train";
+export {
+  evaluateConfiguration,
+  type TrainInput,
+  type TrainMetrics,
+  type TrainOptions,
+  type TrainResult,
+  trainModel,
+} from "./train";
 export { EventType, type History, type Interactions, type ItemMeta, type ProgressFn } from "./types";
 export { buildWeightedMatrix, DEFAULT_WEIGHTS, eventWeights, type WeightConfig } from "./weighting";

@@ -3,7 +3,7 @@ import type { CooccurrenceOptions } from "./cooccurrence";
 import { itemSupport } from "./ease";
 import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
-import type { Model } from "./model";
+import type { BlendWeights, Model } from "./model";
 import type { PopularityOptions } from "./popularity";
 import { createRng } from "./rng";
 import { scoreForUser } from "./scoring";
@@ -36,6 +36,8 @@ export interface TrainOptions {
   lambda?: number;
   lambdas?: number[];
   als?: Partial<AlsOptions>;
+  /** Blend weights used without search (the search picks its own). */
+  blend?: Partial<BlendWeights>;
   contentDims?: number;
   popularity?: Partial<PopularityOptions>;
   cooccurrence?: Partial<CooccurrenceOptions>;
@@ -75,7 +77,7 @@ function baseConfig(o: TrainOptions): FitConfig {
       minSupport: o.easeMinSupport ?? 2,
     },
     als: { ...DEFAULT_ALS, ...o.als },
-    blend: { ...DEFAULT_BLEND },
+    blend: { ...DEFAULT_BLEND, ...o.blend },
     contentDims: o.contentDims ?? 256,
     popularity: o.popularity ?? {},
     cooccurrence: o.cooccurrence ?? {},
@@ -170,6 +172,32 @@ export function trainModel(
   );
   report("done", 100);
   return { model: final.model, metrics, params, trainingSeconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Measures one fixed configuration (no search, no refit) exactly as trainModel measures its choice: the
+ * same split for the same seed and fraction, the same EASE-or-ALS rule, the same hold-out users. Used to
+ * score a previously published configuration on a new run's hold-out, so the two figures are comparable.
+ */
+export function evaluateConfiguration(
+  input: TrainInput,
+  options: TrainOptions = {},
+  onProgress?: ProgressFn,
+): { metrics: TrainMetrics; primary: "ease" | "als" } {
+  const seed = options.seed ?? 42;
+  const { events } = input;
+  const items = withoutConstantPrice(input.items);
+  const split = holdoutSplit(events, { seed, fraction: options.holdoutFraction ?? 0.2 });
+  const trainEvents = selectEvents(events, split.trainIdx);
+  let config = baseConfig(options);
+  const weighted = buildWeightedMatrix(trainEvents, config.weights);
+  if (config.ease && !easeFits(weighted, config, options.maxEaseMinSupport ?? 3))
+    config = { ...config, ease: null };
+  const fit = fitModel(trainEvents, items, config, { needAls: false, withCooccurrence: false }, (s, f) =>
+    onProgress?.(s, Math.round(100 * f)),
+  );
+  const metrics = evaluateModel(fit.model, fit.matrix, events, split, options.maxEvalUsers ?? 5000, seed);
+  return { metrics, primary: fit.model.ease ? "ease" : "als" };
 }
 
 /**

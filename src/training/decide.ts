@@ -1,16 +1,26 @@
 /**
  * Whether a new model replaces the published one. An account's first model is always published; after
- * that a model must be at least as good on NDCG@10 as the published model's figure from the same protocol.
+ * that a model must be at least as good on NDCG@10 as the published model on the same hold-out: the
+ * published configuration refit on the new run's training part (or the same figure when both runs chose
+ * one configuration). Only when that was impossible is the published model's stored figure used.
  */
-import type { RankingFigures } from "./worker-protocol";
+import type { BaselineOutcome, RankingFigures } from "./worker-protocol";
 
 export interface PublicationDecision {
   published: boolean;
   reason: string;
-  comparedOn: "first-model" | "stored-metrics";
+  comparedOn: "first-model" | "same-holdout" | "stored-metrics";
+  /** How the published figure was obtained; null for a first model. */
+  publishedEvaluation: "refit-on-same-split" | "identical-configuration" | "stored-metrics" | null;
   newNdcgAt10: number | null;
   publishedNdcgAt10: number | null;
   previousModelId: number | null;
+}
+
+/** The published model's figures on the new run's hold-out, as the training worker returned them. */
+export interface SameHoldoutBaseline {
+  outcome: BaselineOutcome | null;
+  metrics: RankingFigures | null;
 }
 
 export interface PublishedModel {
@@ -24,6 +34,7 @@ const TOLERANCE = 1e-9;
 export function decidePublication(
   current: PublishedModel | undefined,
   metrics: RankingFigures,
+  baseline: SameHoldoutBaseline = { outcome: null, metrics: null },
 ): PublicationDecision {
   const newNdcgAt10 = metrics.ndcgAt10;
   if (current === undefined) {
@@ -34,19 +45,36 @@ export function decidePublication(
           ? `First model of the account: published (not evaluated: ${metrics.note ?? "insufficient data"})`
           : "First model of the account: published",
       comparedOn: "first-model",
+      publishedEvaluation: null,
       newNdcgAt10,
       publishedNdcgAt10: null,
       previousModelId: null,
     };
   }
+  const { outcome } = baseline;
+  const sameHoldout =
+    outcome !== null &&
+    outcome.modelId === current.id &&
+    outcome.method !== "not-reproducible" &&
+    baseline.metrics !== null;
   const stored = current.metrics.ndcgAt10;
-  const publishedNdcgAt10 = typeof stored === "number" && Number.isFinite(stored) ? stored : null;
+  const publishedNdcgAt10 = sameHoldout
+    ? (baseline.metrics?.ndcgAt10 ?? null)
+    : typeof stored === "number" && Number.isFinite(stored)
+      ? stored
+      : null;
   const base = {
-    comparedOn: "stored-metrics" as const,
+    comparedOn: sameHoldout ? ("same-holdout" as const) : ("stored-metrics" as const),
+    publishedEvaluation: sameHoldout ? outcome.method : ("stored-metrics" as const),
     newNdcgAt10,
     publishedNdcgAt10,
     previousModelId: current.id,
   };
+  const how = sameHoldout
+    ? outcome.method === "identical-configuration"
+      ? " (same configuration as the new model, so the same figure on the same hold-out)"
+      : " (its configuration refit on the same training split, same hold-out)"
+    : ` (stored figure from its own hold-out: ${fallbackWhy(current.id, outcome)})`;
   if (newNdcgAt10 === null && publishedNdcgAt10 === null) {
     return {
       ...base,
@@ -74,12 +102,18 @@ export function decidePublication(
     return {
       ...base,
       published: true,
-      reason: `NDCG@10 ${fmt(newNdcgAt10)} ≥ ${fmt(publishedNdcgAt10)} of model ${current.id}: published`,
+      reason: `NDCG@10 ${fmt(newNdcgAt10)} ≥ ${fmt(publishedNdcgAt10)} of model ${current.id}${how}: published`,
     };
   }
   return {
     ...base,
     published: false,
-    reason: `NDCG@10 ${fmt(newNdcgAt10)} < ${fmt(publishedNdcgAt10)} of model ${current.id}: kept the published model`,
+    reason: `NDCG@10 ${fmt(newNdcgAt10)} < ${fmt(publishedNdcgAt10)} of model ${current.id}${how}: kept the published model`,
   };
+}
+
+function fallbackWhy(currentId: number, outcome: BaselineOutcome | null): string {
+  if (outcome === null) return "its configuration was not refit";
+  if (outcome.modelId !== currentId) return `model ${currentId} was published while this run trained`;
+  return `its configuration cannot be reproduced: ${outcome.note ?? "unknown params"}`;
 }

@@ -5,6 +5,7 @@
  */
 import {
   deserializeModel,
+  evaluateConfiguration,
   type Interactions,
   type ItemMeta,
   type Model,
@@ -13,7 +14,8 @@ import {
   type TrainOptions,
   trainModel,
 } from "../engine";
-import type { RankingFigures, TrainResult } from "./worker-protocol";
+import { reproduceOptions, sameConfiguration } from "./reproduce-params";
+import type { BaselineOutcome, PublishedConfiguration, RankingFigures, TrainResult } from "./worker-protocol";
 
 export type EngineInteractions = Interactions;
 export type EngineItemMeta = ItemMeta;
@@ -52,29 +54,81 @@ export function toEngineOptions(raw: Record<string, unknown>): TrainOptions {
   return options;
 }
 
-/** Fits, evaluates and serializes; runs inside the training worker. */
+/**
+ * Fits, evaluates and serializes; runs inside the training worker. With a published model, its
+ * configuration is then fit on the same training part and measured on the same hold-out (cheap: no search,
+ * no refit on all data), so publication compares two figures from one protocol on one data set.
+ */
 export function runEngineTraining(
   events: Interactions,
   items: ItemMeta[],
   options: TrainOptions,
+  published: PublishedConfiguration | null,
   onProgress: ProgressFn,
 ): Omit<TrainResult, "type"> {
-  const trained = trainModel({ events, items }, options, onProgress);
-  const m = trained.metrics;
-  const metrics: RankingFigures = {
-    ndcgAt10: m.ndcgAt10,
-    recallAt20: m.recallAt20,
-    coverageAt10: m.coverageAt10,
-    popularityNdcgAt10: m.popularityNdcgAt10,
-    evaluatedUsers: m.evaluatedUsers,
-    note: m.note ?? null,
-  };
+  const share = published === null ? 1 : 0.85;
+  const trained = trainModel({ events, items }, options, (stage, pct) => onProgress(stage, pct * share));
+  const metrics = rankingFigures(trained.metrics);
+  const compared =
+    published === null
+      ? { baselineMetrics: null, baseline: null }
+      : scorePublished(events, items, options, published, trained.params, metrics, (stage, pct) =>
+          onProgress(`baseline:${stage}`, 85 + 0.15 * pct),
+        );
   return {
     engineBytes: serializeModel(trained.model),
     algorithm: typeof trained.params.primary === "string" ? trained.params.primary : "als",
     params: trained.params,
     trainingSeconds: trained.trainingSeconds,
     metrics,
+    ...compared,
+  };
+}
+
+function scorePublished(
+  events: Interactions,
+  items: ItemMeta[],
+  options: TrainOptions,
+  published: PublishedConfiguration,
+  newParams: Record<string, unknown>,
+  newMetrics: RankingFigures,
+  onProgress: ProgressFn,
+): { baselineMetrics: RankingFigures | null; baseline: BaselineOutcome } {
+  const { modelId } = published;
+  const reproduced = reproduceOptions(published.params, options);
+  if (typeof reproduced === "string") {
+    return { baselineMetrics: null, baseline: { modelId, method: "not-reproducible", note: reproduced } };
+  }
+  if (sameConfiguration(published.params, newParams, options)) {
+    return {
+      baselineMetrics: newMetrics,
+      baseline: { modelId, method: "identical-configuration", note: null },
+    };
+  }
+  try {
+    const scored = evaluateConfiguration({ events, items }, reproduced, onProgress);
+    if (scored.primary !== published.params.primary) {
+      const note = `its ${String(published.params.primary)} model does not fit this data (the engine chose ${scored.primary})`;
+      return { baselineMetrics: null, baseline: { modelId, method: "not-reproducible", note } };
+    }
+    return {
+      baselineMetrics: rankingFigures(scored.metrics),
+      baseline: { modelId, method: "refit-on-same-split", note: null },
+    };
+  } catch (error) {
+    const note = `refitting it failed: ${error instanceof Error ? error.message : String(error)}`;
+    return { baselineMetrics: null, baseline: { modelId, method: "not-reproducible", note } };
+  }
+}
+
+function rankingFigures(m: ReturnType<typeof trainModel>["metrics"]): RankingFigures {
+  return {
+    ndcgAt10: m.ndcgAt10,
+    recallAt20: m.recallAt20,
+    coverageAt10: m.coverageAt10,
+    popularityNdcgAt10: m.popularityNdcgAt10,
+    evaluatedUsers: m.evaluatedUsers,
+    note: m.note ?? null,
   };
 }
 

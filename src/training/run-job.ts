@@ -4,9 +4,9 @@
  * any point is simply trained again from the start by the next claim: nothing is written before the final
  * transaction, so a retry can never publish twice.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { trainingJobs } from "../db/schema";
+import { models, trainingJobs } from "../db/schema";
 import type { Metrics } from "../http/metrics";
 import type { ClaimedJob } from "../jobs/row-queue";
 import type { JobRunContext } from "../jobs/runner";
@@ -63,11 +63,24 @@ export async function runTrainingJob(
   };
   log.info("training data loaded", counts);
   await progress.update("training", 10, { force: true });
+  // The published model's configuration is refit on this run's split, so both are measured on one hold-out.
+  const [published] = await database.db
+    .select({ modelId: models.id, params: models.params })
+    .from(models)
+    .where(and(eq(models.accountId, job.accountId), eq(models.isPublished, true)))
+    .orderBy(desc(models.id))
+    .limit(1);
 
   let result: Awaited<ReturnType<typeof trainInWorker>>;
   try {
     result = await trainInWorker(
-      { type: "train", events: data.events, items: data.items, options: toEngineOptions(row.options) },
+      {
+        type: "train",
+        events: data.events,
+        items: data.items,
+        options: toEngineOptions(row.options),
+        published: published ?? null,
+      },
       (stage, percent) => progress.update(stage, 10 + Math.floor(0.8 * Math.min(100, Math.max(0, percent)))),
       context.signal,
     );

@@ -40,7 +40,10 @@ export async function storeModel(database: Database, input: StoreModelInput): Pr
       .where(and(eq(models.accountId, accountId), eq(models.isPublished, true)))
       .orderBy(desc(models.id))
       .limit(1);
-    const decision = decidePublication(current, result.metrics);
+    const decision = decidePublication(current, result.metrics, {
+      outcome: result.baseline,
+      metrics: result.baselineMetrics,
+    });
     const [next] = await database.rows<{ version: number }>(
       sql`select coalesce(max(version), 0)::int + 1 as version from models where account_id = ${accountId}`,
       tx,

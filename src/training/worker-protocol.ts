@@ -6,6 +6,13 @@ export interface TrainRequest {
   readonly events: EngineInteractions;
   readonly items: EngineItemMeta[];
   readonly options: EngineTrainOptions;
+  /** The account's published model, whose configuration is refit on this run's split for a fair comparison. */
+  readonly published: PublishedConfiguration | null;
+}
+
+export interface PublishedConfiguration {
+  readonly modelId: number;
+  readonly params: Record<string, unknown>;
 }
 
 export interface RankingFigures {
@@ -17,6 +24,17 @@ export interface RankingFigures {
   note: string | null;
 }
 
+/**
+ * How the published model was scored on this run's hold-out: its configuration refit on the same training
+ * part, or not refit because the new run chose the very same configuration (equal figures by construction),
+ * or not at all because its stored params cannot be reproduced (the caller then falls back to stored figures).
+ */
+export interface BaselineOutcome {
+  readonly modelId: number;
+  readonly method: "refit-on-same-split" | "identical-configuration" | "not-reproducible";
+  readonly note: string | null;
+}
+
 export interface TrainResult {
   readonly type: "done";
   readonly engineBytes: Uint8Array;
@@ -24,6 +42,9 @@ export interface TrainResult {
   readonly params: Record<string, unknown>;
   readonly trainingSeconds: number;
   readonly metrics: RankingFigures;
+  /** The published configuration's figures on the same hold-out; null without one or when not reproducible. */
+  readonly baselineMetrics: RankingFigures | null;
+  readonly baseline: BaselineOutcome | null;
 }
 
 export type WorkerMessage =

@@ -14,8 +14,12 @@ self.addEventListener("message", (event: MessageEvent<TrainRequest>) => {
   const request = event.data;
   if (request.type !== "train") return;
   try {
-    const result = runEngineTraining(request.events, request.items, request.options, (stage, percent) =>
-      post({ type: "progress", stage, percent }),
+    const result = runEngineTraining(
+      request.events,
+      request.items,
+      request.options,
+      request.published,
+      (stage, percent) => post({ type: "progress", stage, percent }),
     );
     const engineBytes = result.engineBytes;
     post({ type: "done", ...result }, [engineBytes.buffer as ArrayBuffer]);

@@ -175,6 +175,8 @@ describe("claims", () => {
             evaluatedUsers: 0,
             note: "insufficient data",
           },
+          baselineMetrics: null,
+          baseline: null,
         },
       });
       await expect(attempt).rejects.toBeInstanceOf(ClaimLostError);

@@ -32,7 +32,13 @@ describe("training worker", () => {
     const events = smallEvents();
     const stages: [string, number][] = [];
     const result = await trainInWorker(
-      { type: "train", events, items, options: { als: { factors: 8, iterations: 2 }, search: false } },
+      {
+        type: "train",
+        events,
+        items,
+        options: { als: { factors: 8, iterations: 2 }, search: false },
+        published: null,
+      },
       (stage, percent) => stages.push([stage, percent]),
       new AbortController().signal,
     );
@@ -48,7 +54,7 @@ describe("training worker", () => {
   test("aborting a run terminates the worker and rejects with TrainingAbortedError", async () => {
     const controller = new AbortController();
     const run = trainInWorker(
-      { type: "train", events: smallEvents(), items, options: {} },
+      { type: "train", events: smallEvents(), items, options: {}, published: null },
       () => controller.abort(),
       controller.signal,
     );

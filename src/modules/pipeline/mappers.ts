@@ -39,7 +39,9 @@ function toJobMetrics(raw: Record<string, unknown> | null): TrainingJobMetricsTy
         : {
             published: d.published === true,
             reason: typeof d.reason === "string" ? d.reason : "",
-            comparedOn: comparedOn === "stored-metrics" ? comparedOn : "first-model",
+            comparedOn:
+              comparedOn === "stored-metrics" || comparedOn === "same-holdout" ? comparedOn : "first-model",
+            publishedEvaluation: publishedEvaluation(d.publishedEvaluation, comparedOn),
             newNdcgAt10: numberOrNull(d.newNdcgAt10),
             publishedNdcgAt10: numberOrNull(d.publishedNdcgAt10),
             previousModelId: numberOrNull(d.previousModelId),
@@ -80,4 +82,14 @@ export function toModelMetadata(row: ModelRow): ModelMetadataType {
     metrics: toModelMetrics(row.metrics),
     isPublished: row.isPublished,
   };
+}
+
+/** Decisions stored before publishedEvaluation existed compared stored figures (or had no predecessor). */
+function publishedEvaluation(
+  raw: unknown,
+  comparedOn: unknown,
+): "refit-on-same-split" | "identical-configuration" | "stored-metrics" | null {
+  if (raw === "refit-on-same-split" || raw === "identical-configuration" || raw === "stored-metrics")
+    return raw;
+  return comparedOn === "stored-metrics" ? "stored-metrics" : null;
 }

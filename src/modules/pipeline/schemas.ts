@@ -57,13 +57,30 @@ export type ModelMetricsType = typeof ModelMetrics.static;
 export const PublicationDecision = t.Object({
   published: t.Boolean(),
   reason: t.String(),
-  comparedOn: t.Union([t.Literal("first-model"), t.Literal("stored-metrics")], {
+  comparedOn: t.Union([t.Literal("first-model"), t.Literal("same-holdout"), t.Literal("stored-metrics")], {
     description:
-      "\"stored-metrics\": the new model's hold-out figures were compared with the published model's stored " +
-      "figures (same protocol: per-user 20% hold-out, seed 42, full ranking). The published model is not " +
-      "re-scored on the new hold-out because it was trained on most of those held-out events, which would " +
-      'favour it. "first-model": nothing to compare with.',
+      "\"same-holdout\": the published model's configuration (its recorded params) was fit on the new run's " +
+      "training split and measured on the same hold-out as the new model (per-user 20% hold-out, seed 42, " +
+      "full ranking), so both NDCG@10 figures come from one protocol on one data set; the published " +
+      "artifact itself is not re-scored, as it was trained on most of those held-out events. " +
+      '"stored-metrics" (fallback): the published model\'s params could not be reproduced, so its stored ' +
+      'figure from its own hold-out was used; the reason says why. "first-model": nothing to compare with.',
   }),
+  publishedEvaluation: t.Union(
+    [
+      t.Literal("refit-on-same-split"),
+      t.Literal("identical-configuration"),
+      t.Literal("stored-metrics"),
+      t.Null(),
+    ],
+    {
+      description:
+        'How publishedNdcgAt10 was obtained: "refit-on-same-split" (an extra fit of the published ' +
+        'configuration), "identical-configuration" (the new run chose the same configuration, so the figure ' +
+        'is the new model\'s own, equal by construction, and no extra fit ran), "stored-metrics" (fallback), ' +
+        "or null for a first model.",
+    },
+  ),
   newNdcgAt10: nullableNumber,
   publishedNdcgAt10: nullableNumber,
   previousModelId: t.Union([t.Integer(), t.Null()]),
