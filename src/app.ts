@@ -2,6 +2,7 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
+import { errorReferences, type RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
@@ -24,12 +25,15 @@ export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
 export function createApp(deps: AppDeps) {
-  return new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
+  // The error responses are derived from the finished route table, which exists only once `app` is built.
+  let routes: () => readonly RouteShape[] = () => [];
+  const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
     .use(httpKernel(deps.logger, deps.metrics))
     .use(
       openapi({
         path: "/api/v1/docs",
         specPath: OPENAPI_PATH,
+        references: errorReferences(() => routes()),
         documentation: {
           info: {
             title: "Recommendation Service API",
@@ -66,6 +70,8 @@ export function createApp(deps: AppDeps) {
     .use(billingModule(deps))
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps));
+  routes = () => app.routes as unknown as RouteShape[];
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;
