@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Snapshot } from "../../snapshots/types";
+import { AccountCache } from "./account-cache";
 
 const TTL_MS = 5_000;
 const MAX_ACCOUNTS = 256;
@@ -15,12 +16,6 @@ export interface ExtraProduct {
   name: string;
   price: number;
   category: string;
-}
-
-interface Entry {
-  snapshot: Snapshot;
-  value: Promise<ExtraProduct[]>;
-  loadedAt: number;
 }
 
 const maxIds = new WeakMap<Snapshot, number>();
@@ -36,34 +31,20 @@ function maxProductId(snapshot: Snapshot): number {
 }
 
 export class CatalogueExtras {
-  private readonly entries = new Map<number, Entry>();
+  private readonly cache = new AccountCache<ExtraProduct[]>(TTL_MS, MAX_ACCOUNTS);
 
   constructor(private readonly database: Database) {}
 
   get(snapshot: Snapshot): Promise<ExtraProduct[]> {
-    const accountId = snapshot.accountId;
-    const hit = this.entries.get(accountId);
-    if (hit !== undefined && hit.snapshot === snapshot && Date.now() - hit.loadedAt < TTL_MS)
-      return hit.value;
-    const entry: Entry = { snapshot, value: this.load(snapshot), loadedAt: Date.now() };
-    this.entries.delete(accountId);
-    this.entries.set(accountId, entry);
-    entry.value.catch(() => {
-      if (this.entries.get(accountId) === entry) this.entries.delete(accountId);
-    });
-    if (this.entries.size > MAX_ACCOUNTS) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    return entry.value;
+    return this.cache.get(snapshot.accountId, () => this.load(snapshot), snapshot);
   }
 
   invalidate(accountId: number): void {
-    this.entries.delete(accountId);
+    this.cache.invalidate(accountId);
   }
 
   clear(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 
   private async load(snapshot: Snapshot): Promise<ExtraProduct[]> {

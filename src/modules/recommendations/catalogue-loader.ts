@@ -5,6 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { AccountCache } from "./account-cache";
 import { buildItemTable, type ItemRow, type ItemTable } from "./item-table";
 
 const TTL_MS = 5_000;
@@ -20,38 +21,21 @@ export const POPULARITY_SQL = sql.raw(`((case i.interaction_type
   when 'RATING' then least(i.value, 5) / 5.0 when 'SEARCH' then 0.5 when 'DISLIKE' then -5 else 0 end)::float8
   * (0.01 + exp(greatest(-50.0, -ln(2.0) * extract(epoch from (now() - i.occurred_at))::float8 / 604800.0))))`);
 
-interface Entry {
-  value: Promise<ItemTable>;
-  loadedAt: number;
-}
-
 export class CatalogueCache {
-  private readonly entries = new Map<number, Entry>();
+  private readonly cache = new AccountCache<ItemTable>(TTL_MS, MAX_ACCOUNTS);
 
   constructor(private readonly database: Database) {}
 
   get(accountId: number): Promise<ItemTable> {
-    const hit = this.entries.get(accountId);
-    if (hit !== undefined && Date.now() - hit.loadedAt < TTL_MS) return hit.value;
-    const entry = { value: loadCatalogue(this.database, accountId), loadedAt: Date.now() };
-    this.entries.delete(accountId);
-    this.entries.set(accountId, entry);
-    entry.value.catch(() => {
-      if (this.entries.get(accountId) === entry) this.entries.delete(accountId);
-    });
-    if (this.entries.size > MAX_ACCOUNTS) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    return entry.value;
+    return this.cache.get(accountId, () => loadCatalogue(this.database, accountId));
   }
 
   invalidate(accountId: number): void {
-    this.entries.delete(accountId);
+    this.cache.invalidate(accountId);
   }
 
   clear(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 }
 
