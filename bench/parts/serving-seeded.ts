@@ -18,6 +18,7 @@ import { ApiClient, publishedRoutes, registerTenant, trainAndWait } from "../lib
 import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
 import { catalogueRecords, interactionRecords, productId, userId } from "../lib/records";
 import { startChildServer } from "../lib/server";
+import { distinctAnswers } from "./serving";
 
 const CONNECTIONS = 32;
 const R = "/api/v1/recommendations";
@@ -106,7 +107,15 @@ async function seed(databaseUrl: string, accountId: number): Promise<void> {
   }
 }
 
-function routeCases(): { key: string; label: string; requests: LoadRequest[] }[] {
+interface SeededCase {
+  key: string;
+  label: string;
+  requests: LoadRequest[];
+  /** Warm-up requests; null: none (the row measures first requests). Default: the measured ones. */
+  warmup?: LoadRequest[] | null;
+}
+
+function routeCases(): SeededCase[] {
   const users = Array.from({ length: Math.min(sample, size.users) }, (_, i) =>
     userId(Math.floor((i * size.users) / Math.min(sample, size.users))),
   );
@@ -122,6 +131,24 @@ function routeCases(): { key: string; label: string; requests: LoadRequest[] }[]
       key: "personalized",
       label: "POST personalized/query (hybrid, limit 20)",
       requests: post(`${R}/personalized/query`, (u) => ({ external_user_id: u, limit: 20 })),
+    },
+    {
+      key: "personalizedAfresh",
+      label: "POST personalized/query, ranked afresh",
+      ...distinctAnswers(users, `${R}/personalized/query`, maxRequests),
+    },
+    {
+      // Users outside the sample, each asked once: their history is read and folded in on the request.
+      key: "personalizedFirst",
+      label: "POST personalized/query, user's first request",
+      requests: Array.from({ length: size.users }, (_, u) => userId(u))
+        .filter((u) => !users.includes(u))
+        .map((u) => ({
+          method: "POST" as const,
+          path: `${R}/personalized/query`,
+          body: JSON.stringify({ external_user_id: u, limit: 20 }),
+        })),
+      warmup: null,
     },
     {
       key: "filtered1pct",
@@ -222,10 +249,20 @@ async function main(): Promise<void> {
     console.log(
       `server RSS ${(warm.rssBefore / 2 ** 20).toFixed(0)} MiB before the first query, ${(warm.rssAfter / 2 ** 20).toFixed(0)} MiB after: ${((warm.rssAfter - warm.rssBefore) / size.products).toFixed(0)} B/item`,
     );
-    const run = async (requests: LoadRequest[], headers?: Record<string, string>): Promise<LoadResult> => {
-      const common = { baseUrl: server.baseUrl, requests, headers, connections: CONNECTIONS };
-      await runLoad({ ...common, durationSeconds: 2, maxRequests });
-      return runLoad({ ...common, durationSeconds: seconds, maxRequests });
+    const run = async (
+      requests: LoadRequest[],
+      headers?: Record<string, string>,
+      warmup: LoadRequest[] | null = requests,
+    ): Promise<LoadResult> => {
+      const common = { baseUrl: server.baseUrl, headers, connections: CONNECTIONS };
+      if (warmup !== null) await runLoad({ ...common, requests: warmup, durationSeconds: 2, maxRequests });
+      return runLoad({
+        ...common,
+        requests,
+        durationSeconds: seconds,
+        // A row without warm-up measures first requests: each request is sent once.
+        maxRequests: warmup === null ? Math.min(maxRequests, requests.length) : maxRequests,
+      });
     };
     const row = (label: string, r: LoadResult, base: number) =>
       console.log(
@@ -236,7 +273,7 @@ async function main(): Promise<void> {
     row("GET /health (before)", before, before.rps);
     const results: [string, LoadResult][] = [];
     for (const c of routeCases()) {
-      const r = await run(c.requests, { "x-api-key": marker.apiKey });
+      const r = await run(c.requests, { "x-api-key": marker.apiKey }, c.warmup);
       results.push([c.label, r]);
       row(c.label, r, before.rps);
     }

@@ -33,6 +33,8 @@ interface RouteCase {
   method: "GET" | "POST";
   route: string;
   requests: LoadRequest[];
+  /** Warm-up requests when they must differ from the measured ones (default: the same). */
+  warmup?: LoadRequest[];
   /** Issue 7's bar for the personalised query: ≥ 50% of health throughput and p99 < 10 ms. */
   target?: boolean;
 }
@@ -81,11 +83,20 @@ export const servingPart: BenchPart = {
       const routes = await publishedRoutes(baseUrl);
       // Each measured run follows an unrecorded warm-up on the same requests, so JIT compilation, caches and
       // lazily loaded snapshots are not charged to the route.
-      const load = async (requests: LoadRequest[], headers?: Record<string, string>) => {
-        const common = { baseUrl, requests, headers, connections: CONNECTIONS };
+      const load = async (
+        requests: LoadRequest[],
+        headers?: Record<string, string>,
+        warmup: LoadRequest[] = requests,
+      ) => {
+        const common = { baseUrl, headers, connections: CONNECTIONS };
         if (size.warmup > 0)
-          await runLoad({ ...common, durationSeconds: size.warmup, maxRequests: size.maxRequests });
-        return runLoad({ ...common, durationSeconds: size.seconds, maxRequests: size.maxRequests });
+          await runLoad({
+            ...common,
+            requests: warmup,
+            durationSeconds: size.warmup,
+            maxRequests: size.maxRequests,
+          });
+        return runLoad({ ...common, requests, durationSeconds: size.seconds, maxRequests: size.maxRequests });
       };
       const health = [{ method: "GET" as const, path: "/health" }];
 
@@ -121,7 +132,7 @@ export const servingPart: BenchPart = {
 
       const rows: Cell[][] = [];
       const results: { c: RouteCase; r: LoadResult }[] = [];
-      for (const c of routeCases(data)) {
+      for (const c of routeCases(data, size.maxRequests)) {
         const missing = tenantReason ?? routeMissing(routes, c.method, c.route);
         if (missing || !client) {
           rows.push([c.label, null, null, null, null, null, missing ?? "no tenant"]);
@@ -145,7 +156,7 @@ export const servingPart: BenchPart = {
           continue;
         }
         ctx.log(c.label);
-        const r = await load(c.requests, { "x-api-key": apiKey });
+        const r = await load(c.requests, { "x-api-key": apiKey }, c.warmup);
         results.push({ c, r });
       }
 
@@ -272,7 +283,7 @@ async function trainTenant(
   );
 }
 
-function routeCases(data: SyntheticDataset): RouteCase[] {
+function routeCases(data: SyntheticDataset, maxRequests: number): RouteCase[] {
   const { nUsers, nItems } = data.events;
   const users = Array.from({ length: Math.min(SAMPLE, nUsers) }, (_, i) =>
     userId(Math.floor((i * nUsers) / Math.min(SAMPLE, nUsers))),
@@ -298,6 +309,13 @@ function routeCases(data: SyntheticDataset): RouteCase[] {
       route: `${R}/personalized/query`,
       target: true,
       requests: post(`${R}/personalized/query`, (u) => ({ external_user_id: u, limit: 20 })),
+    },
+    {
+      key: "personalizedUncached",
+      label: "POST personalized/query, every answer ranked afresh",
+      method: "POST",
+      route: `${R}/personalized/query`,
+      ...distinctAnswers(users, `${R}/personalized/query`, maxRequests),
     },
     {
       key: "personalizedFiltered1pct",
@@ -366,4 +384,27 @@ function routeCases(data: SyntheticDataset): RouteCase[] {
       requests: post(`${R}/ecommerce/checkout?order_value=120`, (u) => ({ external_user_id: u, limit: 4 })),
     },
   ];
+}
+
+/**
+ * Personalised queries that the page cache cannot answer: each request carries its own `context.location`
+ * (accepted, no effect on the ranking), so every answer is ranked, at the cost of a repeated user's
+ * ordinary ranking (their cached history and fold-in). Warm-up requests use other locations.
+ */
+export function distinctAnswers(
+  users: readonly string[],
+  path: string,
+  count: number,
+): { requests: LoadRequest[]; warmup: LoadRequest[] } {
+  const make = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      method: "POST" as const,
+      path,
+      body: JSON.stringify({
+        external_user_id: users[i % users.length],
+        limit: 20,
+        context: { location: `${prefix}${i}` },
+      }),
+    }));
+  return { requests: make("m", count), warmup: make("w", Math.min(count, 50_000)) };
 }

@@ -61,10 +61,9 @@ export class ApiKeyCache {
   }
 
   async resolve(hash: string): Promise<ResolvedKey | undefined> {
+    // The map is keyed by the hash itself, so a hit is an exact match; no second comparison is needed.
     const cached = this.entries.get(hash);
-    if (cached !== undefined && Date.now() - cached.loadedAt < TTL_MS && sameHash(cached.key.keyHash, hash)) {
-      return cached.key;
-    }
+    if (cached !== undefined && Date.now() - cached.loadedAt < TTL_MS) return cached.key;
     const generation = this.generation;
     const [row] = await this.database.rows<KeyRow>(
       sql`select id, account_id, kind, key_hash, scopes, allowed_domains

@@ -4,7 +4,7 @@ import type { TenantContext } from "../../http/auth";
 import { POPULARITY_SQL } from "./catalogue-loader";
 import { listCategoryFromSnapshot } from "./category-snapshot";
 import { normalizeCategory } from "./item-table";
-import { respond } from "./respond";
+import { renderPage, respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
 import type { CategorySort } from "./serving-cache";
 
@@ -58,7 +58,7 @@ export async function listCategory({
     // With a model: the snapshot's cached category order, no SQL per request.
     const extras = await service.extras.get(view.snapshot);
     const page = listCategoryFromSnapshot(view.table, extras, category, sortBy, skip, limit);
-    return respond(deps, ctx.accountId, "category", null, page, skip, limit);
+    return respond(deps, ctx.accountId, renderPage("category", null, page, skip, limit));
   }
   // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.
   const rows = await deps.database.rows<Row>(sql`
@@ -94,5 +94,5 @@ export async function listCategory({
       source: "popular",
     };
   });
-  return respond(deps, ctx.accountId, "category", null, { items, total }, skip, limit);
+  return respond(deps, ctx.accountId, renderPage("category", null, { items, total }, skip, limit));
 }

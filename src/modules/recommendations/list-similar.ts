@@ -3,8 +3,9 @@ import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
 import type { ExplanationLevel } from "./explanations";
+import { PageCache } from "./page-cache";
 import { rank } from "./rank";
-import { respond } from "./respond";
+import { renderPage, respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
 import type { ServingView } from "./service";
 import { sourceLabels } from "./strategy";
@@ -29,7 +30,8 @@ const NO_HISTORY = {
 /**
  * Products similar to one product: collaborative and content similarity from the model, or category and
  * brand closeness without one. The product itself is left out; no end-user history filter applies. An
- * unknown or soft-deleted product (or one of another account) is a 404.
+ * unknown or soft-deleted product (or one of another account) is a 404. Answers from the model's table are
+ * served again from the page cache while it is unchanged.
  */
 export async function listSimilar({
   ctx,
@@ -42,7 +44,12 @@ export async function listSimilar({
 }): Promise<RecommendationPage> {
   const service = deps.recommendations;
   let view: ServingView = await service.view(ctx.accountId);
+  const key = PageCache.key(ctx.accountId, "", ENDPOINT, JSON.stringify(input));
+  const inputs = { history: null, view, tuning: service.tuning };
+  const hit = service.pages.get(key, inputs);
+  if (hit !== undefined) return respond(deps, ctx.accountId, hit);
   let item = view.table.indexOf.get(input.externalProductId);
+  let cacheable = true;
   if (item === undefined || view.table.deleted[item] === 1) {
     // A product created after the model was trained is not in the snapshot: rank it over the product rows.
     const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.externalProductId);
@@ -50,10 +57,11 @@ export async function listSimilar({
     view = { table: await service.catalogue.get(ctx.accountId), signals: null };
     item = view.table.indexOf.get(input.externalProductId);
     if (item === undefined) throw notFound("Product");
+    cacheable = false;
   }
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
-  const page = rank({
+  const ranked = rank({
     table: view.table,
     signals: view.signals,
     history: NO_HISTORY,
@@ -74,5 +82,9 @@ export async function listSimilar({
     label: { ...sourceLabels("hybrid"), trend: "similar" },
     tuning: service.tuning,
   });
-  return respond(deps, ctx.accountId, "products/similar", null, page, skip, limit);
+  const page = renderPage(ENDPOINT, null, ranked, skip, limit);
+  if (cacheable) service.pages.set(key, inputs, page);
+  return respond(deps, ctx.accountId, page);
 }
+
+const ENDPOINT = "products/similar";

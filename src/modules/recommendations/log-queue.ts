@@ -37,7 +37,9 @@ export class RecommendationLogQueue {
       this.queue.shift();
       this.dropped++;
     }
-    if (this.queue.length >= FLUSH_AT) void this.flush();
+    // One write at a time: while one is under way, later entries wait for it (see `flush`) instead of each
+    // request queueing another waiter.
+    if (this.queue.length >= FLUSH_AT && this.flushing === undefined) void this.flush();
   }
 
   /** Forget queued logs of an erased end user. */
@@ -74,6 +76,7 @@ export class RecommendationLogQueue {
     this.queue = [];
     this.flushing = this.write(batch).finally(() => {
       this.flushing = undefined;
+      if (this.timer !== undefined && this.queue.length >= FLUSH_AT) void this.flush();
     });
     await this.flushing;
   }

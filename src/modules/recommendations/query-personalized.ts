@@ -1,8 +1,9 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { compileFilters, needsAttributes } from "./filters";
+import { cachedPage, PageCache } from "./page-cache";
 import { rank } from "./rank";
-import { respond } from "./respond";
+import { renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
 import { sourceLabels, strategyWeights } from "./strategy";
 
@@ -10,7 +11,8 @@ import { sourceLabels, strategyWeights } from "./strategy";
  * The personalised feed. The user's vector is folded in from their latest interactions at request time;
  * products they already interacted with are left out; a user unknown to the account is served as a cold
  * user (popularity, then catalogue order), never a 404. `context.location` and `context.time_of_day` are
- * accepted but do not change the ranking: the model has no per-hour or per-place signal yet.
+ * accepted but do not change the ranking: the model has no per-hour or per-place signal yet. An identical
+ * request whose inputs have not changed since is answered from the page cache.
  */
 export async function queryPersonalized({
   ctx,
@@ -28,39 +30,46 @@ export async function queryPersonalized({
   ]);
   const { table, signals } = view;
   const attributes = needsAttributes(input.filters) ? await table.attributes() : [];
-  const predicate = compileFilters(input.filters, table, attributes);
-  const limit = input.limit ?? QUERY_DEFAULT_LIMIT;
-  const skip = input.skip ?? 0;
-  const strategy = input.strategy ?? "hybrid";
-  const goal = input.recommendation_goal ?? "user_engagement";
-  const sourceId = input.context?.source_external_product_id;
-  const sourceItem = sourceId === undefined ? undefined : table.indexOf.get(sourceId);
-  const source = sourceItem !== undefined && table.deleted[sourceItem] !== 1 ? [sourceItem] : [];
-  const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
-  const complementAnchors = goal === "conversion" ? recentAnchors(history, table.indexOf) : [];
-  const page = rank({
-    table,
-    signals,
-    history,
-    weights: strategyWeights(strategy, goal, hasHistory, source.length > 0),
-    goal,
-    diverse: input.model_variant === "diverse",
-    sourceItems: source,
-    complementAnchors,
-    exclude: [],
-    excludeHistory: true,
-    predicate,
-    filterKey: input.filters === undefined ? null : JSON.stringify(input.filters),
-    inStockOnly: false,
-    maxPrice: null,
-    skip,
-    limit,
-    explanation: input.include_explanation === true ? "simple" : null,
-    label: sourceLabels(strategy),
-    tuning: service.tuning,
+  const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, JSON.stringify(input));
+  const inputs = { history, view, tuning: service.tuning };
+  const page = cachedPage(service.pages, key, inputs, () => {
+    const predicate = compileFilters(input.filters, table, attributes);
+    const limit = input.limit ?? QUERY_DEFAULT_LIMIT;
+    const skip = input.skip ?? 0;
+    const strategy = input.strategy ?? "hybrid";
+    const goal = input.recommendation_goal ?? "user_engagement";
+    const sourceId = input.context?.source_external_product_id;
+    const sourceItem = sourceId === undefined ? undefined : table.indexOf.get(sourceId);
+    const source = sourceItem !== undefined && table.deleted[sourceItem] !== 1 ? [sourceItem] : [];
+    const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
+    const complementAnchors = goal === "conversion" ? recentAnchors(history, table.indexOf) : [];
+    const ranked = rank({
+      table,
+      signals,
+      history,
+      weights: strategyWeights(strategy, goal, hasHistory, source.length > 0),
+      goal,
+      diverse: input.model_variant === "diverse",
+      sourceItems: source,
+      complementAnchors,
+      exclude: [],
+      excludeHistory: true,
+      predicate,
+      filterKey: input.filters === undefined ? null : JSON.stringify(input.filters),
+      inStockOnly: false,
+      maxPrice: null,
+      skip,
+      limit,
+      explanation: input.include_explanation === true ? "simple" : null,
+      label: sourceLabels(strategy),
+      tuning: service.tuning,
+    });
+    return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
   });
-  return respond(deps, ctx.accountId, "personalized/query", history.endUserId, page, skip, limit);
+  return respond(deps, ctx.accountId, page);
 }
+
+const ENDPOINT = "personalized/query";
 
 /** Items the user recently bought or carted: anchors for "often bought together". */
 export function recentAnchors(

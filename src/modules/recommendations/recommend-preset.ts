@@ -2,9 +2,10 @@ import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
+import { PageCache } from "./page-cache";
 import { recentAnchors } from "./query-personalized";
 import { rank } from "./rank";
-import { respond } from "./respond";
+import { renderPage, respond } from "./respond";
 import type { PresetBody, RecommendationPage } from "./schemas";
 import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
 
@@ -27,6 +28,7 @@ export const CHECKOUT_PRICE_SHARE = 0.3;
  * included) and soft-deleted products. homepage: relevance, in stock, no explanations. product-page:
  * similar to the current product, which is excluded, with explanations. cart: bought-together with the cart,
  * cart items excluded, in stock. checkout: cheap, popular, in-stock add-ons priced ≤ 30% of order_value.
+ * Identical requests are answered from the page cache while their inputs hold.
  */
 export async function recommendPreset({
   ctx,
@@ -43,6 +45,16 @@ export async function recommendPreset({
     service.histories.get(ctx.accountId, input.body.external_user_id),
   ]);
   const { table, signals } = view;
+  const endpoint = `ecommerce/${input.preset}`;
+  const key = PageCache.key(
+    ctx.accountId,
+    input.body.external_user_id,
+    endpoint,
+    JSON.stringify([input.body, input.currentProductId, input.cartItems, input.orderValue]),
+  );
+  const inputs = { history, view, tuning: service.tuning };
+  const hit = service.pages.get(key, inputs);
+  if (hit !== undefined) return respond(deps, ctx.accountId, hit);
   const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
   const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
   const live = (externalId: string): number | undefined => {
@@ -50,6 +62,8 @@ export async function recommendPreset({
     return item !== undefined && table.deleted[item] !== 1 ? item : undefined;
   };
 
+  // The product page of a product created after training asks the database; that answer is not cached.
+  let cacheable = true;
   let sourceItems: number[] = [];
   let complementAnchors: number[] = [];
   const exclude: number[] = [];
@@ -59,6 +73,7 @@ export async function recommendPreset({
       // Not in the model's table: a product created after training is fine, an unknown one is a 404.
       const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId);
       if (row === undefined) throw notFound("Product");
+      cacheable = false;
     } else {
       sourceItems = [current];
       exclude.push(current);
@@ -75,7 +90,7 @@ export async function recommendPreset({
     complementAnchors = recentAnchors(history, table.indexOf);
   }
 
-  const page = rank({
+  const ranked = rank({
     table,
     signals,
     history,
@@ -98,5 +113,7 @@ export async function recommendPreset({
     label: sourceLabels("hybrid"),
     tuning: service.tuning,
   });
-  return respond(deps, ctx.accountId, `ecommerce/${input.preset}`, history.endUserId, page, 0, limit);
+  const page = renderPage(endpoint, history.endUserId, ranked, 0, limit);
+  if (cacheable) service.pages.set(key, inputs, page);
+  return respond(deps, ctx.accountId, page);
 }

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { JsonInteger } from "../../http/schema-types";
 
 /** Page sizes: the personalised query defaults to 20 (a feed page); listings default to the spec's 100. */
 export const QUERY_DEFAULT_LIMIT = 20;
@@ -73,8 +74,8 @@ export const PersonalizedQuery = t.Object(
     model_variant: t.Optional(ModelVariant),
     strategy: t.Optional(Strategy),
     include_explanation: t.Optional(t.Boolean()),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, default: QUERY_DEFAULT_LIMIT })),
-    skip: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+    limit: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_LIMIT, default: QUERY_DEFAULT_LIMIT })),
+    skip: t.Optional(JsonInteger({ minimum: 0, default: 0 })),
     context: t.Optional(QueryContext),
     filters: t.Optional(FilterGroup),
   },
@@ -89,7 +90,7 @@ export type FilterGroup = typeof FilterGroup.static;
 export const PresetBody = t.Object(
   {
     external_user_id: ExternalUserId,
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT })),
+    limit: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_LIMIT })),
   },
   { additionalProperties: false },
 );
@@ -118,9 +119,9 @@ export type RecommendationItem = typeof RecommendationItem.static;
 export const RecommendationPage = t.Object(
   {
     items: t.Array(RecommendationItem),
-    total: t.Integer({ description: "Candidates available after filters (counted up to 10000)." }),
-    skip: t.Integer(),
-    limit: t.Integer(),
+    total: JsonInteger({ description: "Candidates available after filters (counted up to 10000)." }),
+    skip: JsonInteger(),
+    limit: JsonInteger(),
   },
   { description: "Pagination envelope of recommended products." },
 );

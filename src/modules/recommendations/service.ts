@@ -1,6 +1,6 @@
 /**
- * The recommender's long-lived state: per-user history cache, the no-model catalogue cache and the batched
- * recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
+ * The recommender's long-lived state: per-user history cache, the no-model catalogue cache, the page cache
+ * of computed answers and the batched recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
  * the very next answer in this process.
  */
 import type { Database } from "../../db/client";
@@ -15,6 +15,7 @@ import { HistoryCache } from "./history-cache";
 import { HistorySync } from "./history-sync";
 import type { ItemTable } from "./item-table";
 import { RecommendationLogQueue } from "./log-queue";
+import { PageCache } from "./page-cache";
 import type { ModelSignals } from "./signals";
 import { snapshotView } from "./snapshot-signals";
 import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
@@ -37,6 +38,8 @@ export class RecommendationService {
   /** Products newer than the account's snapshot, for listings served from it. */
   readonly extras: CatalogueExtras;
   readonly logs: RecommendationLogQueue;
+  /** Computed answers, served again while their inputs hold (see page-cache.ts). */
+  readonly pages = new PageCache();
   readonly historySync: HistorySync;
   /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
   readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
@@ -71,6 +74,7 @@ export class RecommendationService {
       }),
       onEndUserErased((event) => {
         this.histories.invalidate(event.accountId, event.externalId);
+        this.pages.dropEndUser(event.accountId, event.externalId);
         this.logs.dropEndUser(event.accountId, event.endUserId);
       }),
       onProductsChanged((event) => {
@@ -88,6 +92,7 @@ export class RecommendationService {
     await this.historySync.stop();
     await this.logs.stop();
     this.histories.clear();
+    this.pages.clear();
     this.catalogue.clear();
     this.extras.clear();
   }
@@ -95,6 +100,7 @@ export class RecommendationService {
   /** Sandbox reset and similar whole-account deletions. */
   forgetAccount(accountId: number): void {
     this.histories.invalidateAccount(accountId);
+    this.pages.dropAccount(accountId);
     this.catalogue.invalidate(accountId);
     this.extras.invalidate(accountId);
     this.logs.dropAccount(accountId);

@@ -1,0 +1,136 @@
+/**
+ * Answers already computed, served again while nothing they were computed from has changed. An answer is
+ * a pure function of the request, the end user's cached history, the serving view (table and signals), the
+ * table's items revision and the tuning, so an entry records exactly those and is used only when all of them
+ * are still the same objects and values: a recorded interaction (a new history object, in this process or
+ * through the cross-process history sync), a newly published model (a new view), a catalogue change written
+ * into the snapshot (a new revision) or a history reloaded after its TTL each make the next request rank
+ * afresh. Nothing is served from here that the ranker would not answer at that moment.
+ *
+ * Entries are kept in least-recently-used order within a byte budget, and an erased end user's entries are
+ * dropped at once.
+ */
+import type { UserHistory } from "./history-cache";
+import type { RenderedPage } from "./respond";
+import type { ServingView } from "./service";
+import type { ServingTuning } from "./tuning";
+
+/** What an answer was computed from; all must still hold for the entry to be served. */
+export interface PageInputs {
+  history: UserHistory | null;
+  view: ServingView;
+  tuning: ServingTuning;
+}
+
+interface Entry {
+  history: UserHistory | null;
+  table: ServingView["table"];
+  signals: ServingView["signals"];
+  revision: number;
+  tuning: string;
+  page: RenderedPage;
+  bytes: number;
+}
+
+/** Total size of the cached response bodies (plus a fixed overhead per entry). */
+const DEFAULT_BUDGET_BYTES = 32 * 2 ** 20;
+const ENTRY_OVERHEAD_BYTES = 256;
+
+const tuningKey = (tuning: ServingTuning) => `${tuning.candidateMinItems}/${tuning.selectiveMaxItems}`;
+
+export class PageCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(private readonly budgetBytes = DEFAULT_BUDGET_BYTES) {}
+
+  /**
+   * The key of one request: the account, the end user ("" for routes without one), the route and every
+   * input that shapes the answer (body and query, serialised by the caller).
+   */
+  static key(accountId: number, externalUserId: string, route: string, request: string): string {
+    return `${accountId}\u0000${externalUserId}\u0000${route}\u0000${request}`;
+  }
+
+  get(key: string, inputs: PageInputs): RenderedPage | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    const { view } = inputs;
+    if (
+      entry.history !== inputs.history ||
+      entry.table !== view.table ||
+      entry.signals !== view.signals ||
+      entry.revision !== view.table.revision() ||
+      entry.tuning !== tuningKey(inputs.tuning)
+    ) {
+      this.remove(key, entry);
+      return undefined;
+    }
+    // Re-insert to keep Map order as LRU order.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.page;
+  }
+
+  set(key: string, inputs: PageInputs, page: RenderedPage): void {
+    const bytes = page.bytes + key.length + ENTRY_OVERHEAD_BYTES;
+    if (bytes > this.budgetBytes / 16) return;
+    const previous = this.entries.get(key);
+    if (previous !== undefined) this.remove(key, previous);
+    this.entries.set(key, {
+      history: inputs.history,
+      table: inputs.view.table,
+      signals: inputs.view.signals,
+      revision: inputs.view.table.revision(),
+      tuning: tuningKey(inputs.tuning),
+      page,
+      bytes,
+    });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.budgetBytes) break;
+      this.remove(oldest, entry);
+    }
+  }
+
+  /** An erased end user: nothing computed for them stays in memory. */
+  dropEndUser(accountId: number, externalUserId: string): void {
+    this.dropPrefix(`${accountId}\u0000${externalUserId}\u0000`);
+  }
+
+  dropAccount(accountId: number): void {
+    this.dropPrefix(`${accountId}\u0000`);
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private dropPrefix(prefix: string): void {
+    for (const [key, entry] of this.entries) if (key.startsWith(prefix)) this.remove(key, entry);
+  }
+
+  private remove(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+/** The cached answer when its inputs still hold, else `compute()`'s, cached for the next identical request. */
+export function cachedPage(
+  cache: PageCache,
+  key: string,
+  inputs: PageInputs,
+  compute: () => RenderedPage,
+): RenderedPage {
+  const hit = cache.get(key, inputs);
+  if (hit !== undefined) return hit;
+  const page = compute();
+  cache.set(key, inputs, page);
+  return page;
+}

@@ -1,0 +1,186 @@
+import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import type { UserHistory } from "../../src/modules/recommendations/history-cache";
+import type { ItemTable } from "../../src/modules/recommendations/item-table";
+import { cachedPage, PageCache, type PageInputs } from "../../src/modules/recommendations/page-cache";
+import type { RenderedPage } from "../../src/modules/recommendations/respond";
+import type { ServingView } from "../../src/modules/recommendations/service";
+import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
+import { sharedTestContext } from "../helpers/context";
+import { catalogue, createShop, ids, interact } from "./fixtures";
+
+const QUERY = "/api/v1/recommendations/personalized/query";
+
+function history(): UserHistory {
+  return {
+    endUserId: 1,
+    preferredCategories: [],
+    priceRangeMin: null,
+    priceRangeMax: null,
+    events: [],
+    purchased: [],
+  };
+}
+
+function view(revision = { value: 0 }): ServingView {
+  const table = { size: 0, revision: () => revision.value } as unknown as ItemTable;
+  return { table, signals: null };
+}
+
+function page(label: string, items = 1): RenderedPage {
+  const list = Array.from({ length: items }, (_, i) => ({
+    externalId: `${label}-${i}`,
+    name: label,
+    score: 1,
+    source: "popular" as const,
+  }));
+  return {
+    endpoint: "personalized/query",
+    endUserId: 1,
+    itemIds: list.map((i) => i.externalId),
+    body: { items: list, total: items, skip: 0, limit: items },
+    bytes: 100 * items,
+  };
+}
+
+describe("PageCache", () => {
+  const key = PageCache.key(1, "u1", "personalized/query", '{"limit":20}');
+
+  test("serves an answer again only while every input is the same", () => {
+    const cache = new PageCache();
+    const revision = { value: 0 };
+    const inputs: PageInputs = { history: history(), view: view(revision), tuning: { ...DEFAULT_TUNING } };
+    cache.set(key, inputs, page("a"));
+    expect(cache.get(key, inputs)?.body.items[0]?.externalId).toBe("a-0");
+
+    // A new history object: the user interacted (or the entry was reloaded).
+    expect(cache.get(key, { ...inputs, history: history() })).toBeUndefined();
+    cache.set(key, inputs, page("a"));
+    // A newly published model: another view.
+    expect(cache.get(key, { ...inputs, view: view(revision) })).toBeUndefined();
+    cache.set(key, inputs, page("a"));
+    // Other candidate thresholds.
+    expect(
+      cache.get(key, { ...inputs, tuning: { ...DEFAULT_TUNING, candidateMinItems: 0 } }),
+    ).toBeUndefined();
+    cache.set(key, inputs, page("a"));
+    // A catalogue change written into the snapshot in place.
+    revision.value++;
+    expect(cache.get(key, inputs)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  test("another request, user or account is another entry", () => {
+    const cache = new PageCache();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    cache.set(key, inputs, page("a"));
+    expect(cache.get(PageCache.key(1, "u1", "personalized/query", '{"limit":10}'), inputs)).toBeUndefined();
+    expect(cache.get(PageCache.key(1, "u2", "personalized/query", '{"limit":20}'), inputs)).toBeUndefined();
+    expect(cache.get(PageCache.key(2, "u1", "personalized/query", '{"limit":20}'), inputs)).toBeUndefined();
+    expect(cache.get(PageCache.key(1, "u1", "ecommerce/homepage", '{"limit":20}'), inputs)).toBeUndefined();
+  });
+
+  test("keeps within its byte budget, dropping the least recently used", () => {
+    const cache = new PageCache(16 * 1024);
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    const keys = Array.from({ length: 40 }, (_, i) => PageCache.key(1, `u${i}`, "q", "{}"));
+    cache.set(keys[0]!, inputs, page("first", 5));
+    for (let i = 1; i < keys.length; i++) {
+      cache.get(keys[0]!, inputs); // keeps the first one recently used
+      cache.set(keys[i]!, inputs, page(`p${i}`, 5));
+    }
+    expect(cache.size).toBeLessThan(keys.length);
+    expect(cache.size).toBeGreaterThan(5);
+    expect(cache.get(keys[0]!, inputs)).toBeDefined();
+    expect(cache.get(keys[1]!, inputs)).toBeUndefined();
+    expect(cache.get(keys[39]!, inputs)).toBeDefined();
+    // An answer too large for a sixteenth of the budget is not kept at all.
+    cache.set(keys[1]!, inputs, page("huge", 100));
+    expect(cache.get(keys[1]!, inputs)).toBeUndefined();
+  });
+
+  test("forgets an erased end user and a deleted account", () => {
+    const cache = new PageCache();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    const mine = PageCache.key(1, "gone", "q", "{}");
+    const other = PageCache.key(1, "gone2", "q", "{}");
+    const elsewhere = PageCache.key(2, "x", "q", "{}");
+    for (const k of [mine, other, elsewhere]) cache.set(k, inputs, page(k));
+    cache.dropEndUser(1, "gone");
+    expect(cache.get(mine, inputs)).toBeUndefined();
+    expect(cache.get(other, inputs)).toBeDefined();
+    cache.dropAccount(1);
+    expect(cache.get(other, inputs)).toBeUndefined();
+    expect(cache.get(elsewhere, inputs)).toBeDefined();
+  });
+
+  test("cachedPage computes once per unchanged input", () => {
+    const cache = new PageCache();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    let computed = 0;
+    const compute = () => {
+      computed++;
+      return page("a");
+    };
+    cachedPage(cache, key, inputs, compute);
+    cachedPage(cache, key, inputs, compute);
+    expect(computed).toBe(1);
+    cachedPage(cache, key, { ...inputs, history: history() }, compute);
+    expect(computed).toBe(2);
+  });
+});
+
+describe("page cache behind the routes", () => {
+  test("a repeated query is answered identically, and logged and counted every time", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(12));
+    await interact(ctx, tenant, "again", "p1", "VIEW");
+    const body = { external_user_id: "again", limit: 5 };
+    const first = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    const second = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    expect(first.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    await ctx.deps.recommendations.logs.flush();
+    const logs = await ctx.deps.database.rows<{ n: number | string }>(
+      sql`select count(*) as n from recommendation_logs where account_id = ${tenant.accountId}`,
+    );
+    expect(Number(logs[0]!.n)).toBe(2);
+  });
+
+  test("a catalogue change or a new interaction is in the very next answer", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(12));
+    const body = { external_user_id: "fresh", strategy: "popularity", limit: 12 };
+    const ask = () => ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    const before = await ask();
+    expect(ids(before.body)).toContain("p3");
+    const { externalId: _, ...p3 } = catalogue(12)[2]!;
+    const replaced = await ctx.request("PUT", "/api/v1/products/external/p3", {
+      apiKey: tenant.apiKey,
+      body: { ...p3, name: "Renamed product 3" },
+    });
+    expect(replaced.status).toBe(200);
+    const renamed = await ask();
+    expect(renamed.body.items.find((i: { externalId: string }) => i.externalId === "p3")?.name).toBe(
+      "Renamed product 3",
+    );
+    await interact(ctx, tenant, "fresh", "p3", "PURCHASE");
+    const after = await ask();
+    expect(ids(after.body)).not.toContain("p3");
+  });
+
+  test("an erased end user's answers leave the cache", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(6));
+    await interact(ctx, tenant, "erase-me", "p1", "VIEW");
+    const body = { external_user_id: "erase-me", limit: 5 };
+    await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
+    const pages = ctx.deps.recommendations.pages;
+    const before = pages.size;
+    const erased = await ctx.request("DELETE", "/api/v1/end-users/external/erase-me", {
+      apiKey: tenant.apiKey,
+    });
+    expect(erased.status).toBe(200);
+    expect(pages.size).toBe(before - 1);
+  });
+});
