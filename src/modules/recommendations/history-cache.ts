@@ -83,42 +83,43 @@ export class HistoryCache {
 const cacheKey = (accountId: number, externalUserId: string) => `${accountId}\u0000${externalUserId}`;
 
 interface Row {
-  end_user_id: number | string | null;
+  end_user_id: number | string;
   preferred_categories: unknown;
   price_range_min: number | null;
   price_range_max: number | null;
-  external_product_id: string | null;
-  interaction_type: string | null;
-  value: number | null;
-  occurred_at: Date | string | null;
+  /** JSON array of [externalProductId, type, value, occurredAt epoch ms], newest first. */
+  events: unknown;
   purchased: unknown;
 }
 
-/** One round trip: the user row joined with its latest interactions (interactions_account_user_time_idx). */
+/**
+ * One round trip, one row: the user with their latest interactions (interactions_account_user_time_idx) and
+ * every product they bought, the lists aggregated to JSON by the database so a long history costs one parse
+ * instead of a decoded row (and date) per interaction.
+ */
 async function loadHistory(
   database: Database,
   accountId: number,
   externalUserId: string,
 ): Promise<UserHistory> {
-  const rows = await database.rows<Row>(sql`
+  const [row] = await database.rows<Row>(sql`
     select u.id as end_user_id, u.preferred_categories, u.price_range_min, u.price_range_max,
-           h.external_product_id, h.interaction_type, h.value, h.occurred_at,
-           (select coalesce(jsonb_agg(distinct p2.external_id), '[]'::jsonb)
+           (select coalesce(json_agg(json_build_array(h.external_id, h.interaction_type, h.value, h.at)
+                                     order by h.occurred_at desc, h.id desc), '[]'::json)
+              from (select p.external_id, i.interaction_type, i.value, i.occurred_at, i.id,
+                           (extract(epoch from i.occurred_at) * 1000)::float8 as at
+                      from interactions i
+                      join products p on p.id = i.product_id and p.account_id = i.account_id
+                     where i.account_id = ${accountId} and i.end_user_id = u.id
+                     order by i.occurred_at desc, i.id desc
+                     limit ${HISTORY_LENGTH}) h) as events,
+           (select coalesce(json_agg(distinct p2.external_id), '[]'::json)
               from interactions i2 join products p2 on p2.id = i2.product_id
-              where i2.account_id = ${accountId} and i2.end_user_id = u.id
-                and i2.interaction_type = 'PURCHASE') as purchased
+             where i2.account_id = ${accountId} and i2.end_user_id = u.id
+               and i2.interaction_type = 'PURCHASE') as purchased
     from end_users u
-    left join lateral (
-      select p.external_id as external_product_id, i.interaction_type, i.value, i.occurred_at
-      from interactions i
-      join products p on p.id = i.product_id and p.account_id = i.account_id
-      where i.account_id = ${accountId} and i.end_user_id = u.id
-      order by i.occurred_at desc, i.id desc
-      limit ${HISTORY_LENGTH}
-    ) h on true
     where u.account_id = ${accountId} and u.external_id = ${externalUserId}`);
-  const first = rows[0];
-  if (first === undefined || first.end_user_id === null) {
+  if (row === undefined) {
     return {
       endUserId: null,
       preferredCategories: [],
@@ -129,28 +130,33 @@ async function loadHistory(
     };
   }
   const events: HistoryEvent[] = [];
-  for (const row of rows) {
-    if (row.external_product_id === null || row.interaction_type === null) continue;
+  for (const entry of jsonArray(row.events)) {
+    if (!Array.isArray(entry)) continue;
+    const [externalProductId, type, value, occurredAt] = entry as unknown[];
+    if (typeof externalProductId !== "string" || typeof type !== "string") continue;
     events.push({
-      externalProductId: row.external_product_id,
-      type: row.interaction_type,
-      value: Number(row.value ?? 1),
-      occurredAt: new Date(row.occurred_at ?? 0).getTime(),
+      externalProductId,
+      type,
+      value: value === null || value === undefined ? 1 : Number(value),
+      occurredAt: Number(occurredAt ?? 0),
     });
   }
-  const preferred = stringArray(first.preferred_categories);
   return {
-    endUserId: Number(first.end_user_id),
-    preferredCategories: preferred,
-    priceRangeMin: first.price_range_min === null ? null : Number(first.price_range_min),
-    priceRangeMax: first.price_range_max === null ? null : Number(first.price_range_max),
+    endUserId: Number(row.end_user_id),
+    preferredCategories: stringArray(row.preferred_categories),
+    priceRangeMin: row.price_range_min === null ? null : Number(row.price_range_min),
+    priceRangeMax: row.price_range_max === null ? null : Number(row.price_range_max),
     events,
-    purchased: stringArray(first.purchased),
+    purchased: stringArray(row.purchased),
   };
 }
 
-/** jsonb arrives parsed from PGlite and, depending on the driver's settings, as text from postgres.js. */
-function stringArray(value: unknown): string[] {
+/** JSON arrives parsed from PGlite and, depending on the driver's settings, as text from postgres.js. */
+function jsonArray(value: unknown): unknown[] {
   const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
-  return Array.isArray(raw) ? raw.filter((c): c is string => typeof c === "string") : [];
+  return Array.isArray(raw) ? raw : [];
+}
+
+function stringArray(value: unknown): string[] {
+  return jsonArray(value).filter((c): c is string => typeof c === "string");
 }
