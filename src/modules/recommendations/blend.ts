@@ -184,9 +184,15 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
     for (let p = 0; p < m; p++) out[p] = f(candidates[p]!);
     return out;
   };
-  if (weights.collab && input.collab) values.collab = scaleInPlace(each(input.collab.score));
+  const scored = (query: SignalQuery) => {
+    if (query.scoreInto === undefined) return each(query.score);
+    const out = new Float32Array(m);
+    query.scoreInto(candidates, out);
+    return out;
+  };
+  if (weights.collab && input.collab) values.collab = scaleInPlace(scored(input.collab));
   if (weights.content && hasHistory) {
-    if (input.content) values.content = scaleInPlace(each(input.content.score));
+    if (input.content) values.content = scaleInPlace(scored(input.content));
     else {
       const profile = catalogueProfile(table, dense);
       values.content = scaleInPlace(each((i) => profile[i]!));

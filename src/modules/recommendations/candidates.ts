@@ -14,7 +14,7 @@ const MAX_ANN_CANDIDATES = 2000;
 
 export function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Array {
   const out: number[] = [];
-  for (const i of list) if (keep(i)) out.push(i);
+  for (let j = 0; j < list.length; j++) if (keep(list[j]!)) out.push(list[j]!);
   return Int32Array.from(out);
 }
 
@@ -71,7 +71,8 @@ export function gatherCandidates(
     for (;;) {
       const top = query.top(k);
       let found = 0;
-      for (const i of top) {
+      for (let j = 0; j < top.length; j++) {
+        const i = top[j]!;
         if (eligible(i)) {
           add(i);
           found++;
@@ -108,7 +109,8 @@ export function gatherCandidates(
         : [popularityOrder(table)];
     for (const order of orders) {
       let found = 0;
-      for (const i of order) {
+      for (let j = 0; j < order.length; j++) {
+        const i = order[j]!;
         if (found >= pool) break;
         if (prefer(table, i) && eligible(i)) {
           add(i);

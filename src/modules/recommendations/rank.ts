@@ -74,7 +74,8 @@ export function rank(plan: RankPlan): RankedPage {
   const dense = user.dense;
   const excluded = new Set<number>();
   if (plan.excludeHistory) {
-    for (const item of dense.items) excluded.add(item);
+    // Indexed loops over typed arrays: for-of goes through the iterator protocol, measurably slower here.
+    for (let h = 0; h < dense.items.length; h++) excluded.add(dense.items[h]!);
     for (const pid of history.purchased) {
       const item = table.indexOf.get(pid);
       if (item !== undefined) excluded.add(item);

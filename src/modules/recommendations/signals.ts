@@ -22,6 +22,8 @@ export interface ScoredItems {
 export interface SignalQuery {
   /** Raw score of one item (unscaled; higher is better). */
   score(item: number): number;
+  /** `score` of each of `items` into `out` (aligned): one tight loop instead of a call per item. */
+  scoreInto?(items: Int32Array, out: Float32Array): void;
   /**
    * Up to `k` items with the highest scores, best first: from the HNSW index where the model has one
    * (approximate), else by scanning every item.

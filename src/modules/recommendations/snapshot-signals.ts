@@ -82,7 +82,14 @@ class EngineSignals implements ModelSignals {
       // EASE scores are sparse sums over the history's rows: computing them whole is cheap.
       const out = this.buffer("collab");
       if (!componentScores(model, history, "cf", out)) return null;
-      return { score: (i) => out[i]!, top: (k) => topK(out, k), volatile: true };
+      return {
+        score: (i) => out[i]!,
+        scoreInto: (items, into) => {
+          for (let p = 0; p < items.length; p++) into[p] = out[items[p]!]!;
+        },
+        top: (k) => topK(out, k),
+        volatile: true,
+      };
     }
     const als = model.als;
     if (!als) return null;
@@ -90,6 +97,10 @@ class EngineSignals implements ModelSignals {
     const score = (i: number) => dot(x, als.itemFactors, i * als.k, als.k);
     return {
       score,
+      scoreInto: (items, out) => {
+        const { itemFactors, k } = als;
+        for (let p = 0; p < items.length; p++) out[p] = rowDot(x, 0, itemFactors, items[p]! * k, k);
+      },
       top: (k) => {
         const ix = factorIndex(model);
         return ix ? annTop(ix, x, k) : this.scanTop("collab", score, k);
@@ -118,8 +129,20 @@ class EngineSignals implements ModelSignals {
           return sum;
         }
       : (i: number) => dot(profile, c.vectors, i * c.dims, c.dims);
+    const scoreInto = sparse
+      ? (items: Int32Array, out: Float32Array) => {
+          const { indptr, indices, data } = sparse;
+          for (let q = 0; q < items.length; q++) {
+            const i = items[q]!;
+            let sum = 0;
+            for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
+            out[q] = sum;
+          }
+        }
+      : undefined;
     return {
       score,
+      ...(scoreInto ? { scoreInto } : {}),
       top: (k) => {
         // Item vectors are unit length (or zero and left out of the index): cosine order is dot order.
         const ix = contentIndex(model);

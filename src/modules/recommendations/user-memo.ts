@@ -59,6 +59,7 @@ function remember(query: SignalQuery | null): SignalQuery | null {
   const tops = new Map<number, Int32Array>();
   return {
     score: query.score,
+    ...(query.scoreInto ? { scoreInto: query.scoreInto } : {}),
     top: (k) => {
       let hit = tops.get(k);
       if (hit === undefined) {
