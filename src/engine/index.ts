@@ -5,7 +5,8 @@
  *   trainModel({ events, items }, options, onProgress) → { model, metrics, params, trainingSeconds }
  *     split → validation search (λ / ALS params, blend weights) → fit on the training part and measure
  *     NDCG@10 / Recall@20 / coverage@10 against popularity on the hold-out → refit on all events.
- *   serializeModel(model) → Uint8Array; deserializeModel(bytes) → Model (zero-copy typed-array views).
+ *   serializeModel(model) → Uint8Array; deserializeModel(bytes) → Model (zero-copy typed-array views, mostly-zero
+ *   arrays expanded); modelArrayBytes(model) → its in-memory size.
  *
  * Serving (items are dense indices; callers map external ids):
  *   scoreForUser(model, history) → Float32Array over all items (EASE row or ALS fold-in, blended)
@@ -54,10 +55,11 @@ export type { BlendWeights, Model } from "./model";
 export { nativeKernels, setNativeCacheDir, setNativeEnabled } from "./native";
 export { computePopularity, type PopularityModel, type PopularityOptions } from "./popularity";
 export { scoreForUser } from "./scoring";
-export { deserializeModel, serializeModel } from "./serialize";
+export { deserializeModel, modelArrayBytes, serializeModel } from "./serialize";
 export {
   annIndexes,
   complementaryItems,
+  detachFromArtifact,
   explainByHistory,
   historyFromEvents,
   popularItems,

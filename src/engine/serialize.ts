@@ -3,10 +3,18 @@ import type { Model } from "./model";
 /*
  * Layout: "RECM" | u32 format | u32 headerBytes | JSON header | pad to 8 | arrays, each 8-byte aligned.
  * The header is the model with every typed array replaced by {"$a": index}; arrays are written raw
- * (little-endian, as in memory), so loading is a JSON parse plus zero-copy views into the buffer.
+ * (little-endian, as in memory), so loading is a JSON parse plus zero-copy views into the buffer. Large
+ * Float32Arrays that are mostly zeros (the hashed content vectors: about 10 of 256 dimensions set) are
+ * written as their non-zero positions and values instead and expanded on load (format 2; format 1
+ * artifacts, all arrays raw, still load).
  */
 const MAGIC = 0x4d434552; // "RECM" read as little-endian u32
-const FORMAT = 1;
+const FORMAT = 2;
+const READABLE_FORMATS = new Set([1, 2]);
+/** Arrays shorter than this are always written raw. */
+const SPARSE_MIN_LENGTH = 4096;
+/** Written sparse when at most this share of the values is non-zero (sparse costs 8 bytes per non-zero). */
+const SPARSE_MAX_DENSITY = 0.25;
 
 type Typed =
   | Int32Array
@@ -36,6 +44,28 @@ interface ArrayEntry {
   type: CtorName;
   offset: number;
   length: number;
+  /** Sparse Float32Array: `nnz` u32 positions at `offset`, then `nnz` f32 values (8-byte aligned). */
+  nnz?: number;
+}
+
+function countNonZero(a: Float32Array): number {
+  let nnz = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== 0) nnz++;
+  return nnz;
+}
+
+/** The raw bytes an entry occupies: the array itself, or its positions and values when sparse. */
+function sparseParts(a: Float32Array, nnz: number): [Uint32Array, Float32Array] {
+  const positions = new Uint32Array(nnz);
+  const values = new Float32Array(nnz);
+  let p = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== 0) {
+      positions[p] = i;
+      values[p++] = a[i]!;
+    }
+  }
+  return [positions, values];
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -50,10 +80,21 @@ export function serializeModel(model: Model): Uint8Array {
     return value;
   });
   const entries: ArrayEntry[] = [];
+  const chunks: Typed[][] = [];
   let offset = 0;
   for (const a of arrays) {
-    entries.push({ type: a.constructor.name as CtorName, offset, length: a.length });
-    offset = align8(offset + a.byteLength);
+    const type = a.constructor.name as CtorName;
+    const nnz = a instanceof Float32Array && a.length >= SPARSE_MIN_LENGTH ? countNonZero(a) : -1;
+    if (nnz >= 0 && nnz <= a.length * SPARSE_MAX_DENSITY) {
+      const [positions, values] = sparseParts(a as Float32Array, nnz);
+      entries.push({ type, offset, length: a.length, nnz });
+      chunks.push([positions, values]);
+      offset = align8(align8(offset + positions.byteLength) + values.byteLength);
+    } else {
+      entries.push({ type, offset, length: a.length });
+      chunks.push([a]);
+      offset = align8(offset + a.byteLength);
+    }
   }
   const headerBytes = new TextEncoder().encode(
     JSON.stringify({ model: JSON.parse(header), arrays: entries }),
@@ -66,8 +107,11 @@ export function serializeModel(model: Model): Uint8Array {
   view.setUint32(8, headerBytes.length, true);
   out.set(headerBytes, 12);
   for (let i = 0; i < arrays.length; i++) {
-    const a = arrays[i]!;
-    out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), dataStart + entries[i]!.offset);
+    let at = dataStart + entries[i]!.offset;
+    for (const a of chunks[i]!) {
+      out.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), at);
+      at = align8(at + a.byteLength);
+    }
   }
   return out;
 }
@@ -78,7 +122,7 @@ export function deserializeModel(bytes: Uint8Array): Model {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.byteLength < 12 || view.getUint32(0, true) !== MAGIC) throw new Error("not a model artifact");
   const format = view.getUint32(4, true);
-  if (format !== FORMAT) throw new Error(`unsupported model format ${format}`);
+  if (!READABLE_FORMATS.has(format)) throw new Error(`unsupported model format ${format}`);
   const headerLength = view.getUint32(8, true);
   const parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength))) as {
     model: unknown;
@@ -88,7 +132,14 @@ export function deserializeModel(bytes: Uint8Array): Model {
   const arrays = parsed.arrays.map((e) => {
     const Ctor = CTORS[e.type];
     if (!Ctor) throw new Error(`unknown array type ${e.type}`);
-    return new Ctor(bytes.buffer as ArrayBuffer, dataStart + e.offset, e.length);
+    if (e.nnz === undefined) return new Ctor(bytes.buffer as ArrayBuffer, dataStart + e.offset, e.length);
+    if (e.type !== "Float32Array") throw new Error(`sparse ${e.type} is not supported`);
+    const at = dataStart + e.offset;
+    const positions = new Uint32Array(bytes.buffer as ArrayBuffer, at, e.nnz);
+    const values = new Float32Array(bytes.buffer as ArrayBuffer, align8(at + 4 * e.nnz), e.nnz);
+    const dense = new Float32Array(e.length);
+    for (let p = 0; p < e.nnz; p++) dense[positions[p]!] = values[p]!;
+    return dense;
   });
   const revive = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(revive);
@@ -102,4 +153,16 @@ export function deserializeModel(bytes: Uint8Array): Model {
     return value;
   };
   return revive(parsed.model) as Model;
+}
+
+/** Bytes held by the typed arrays of a model (its in-memory size, whatever its serialized size). */
+export function modelArrayBytes(value: unknown): number {
+  if (ArrayBuffer.isView(value)) return value.byteLength;
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + modelArrayBytes(v), 0);
+  if (value !== null && typeof value === "object") {
+    let sum = 0;
+    for (const v of Object.values(value)) sum += modelArrayBytes(v);
+    return sum;
+  }
+  return 0;
 }

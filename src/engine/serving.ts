@@ -29,6 +29,32 @@ export function annIndexes(model: Model): { factors: AnnIndex | null; content: A
 }
 
 /**
+ * Readies a model loaded from an artifact for long-lived serving: arrays that are views into the artifact's
+ * buffer are copied out and the HNSW indexes are loaded (hnswlib keeps its own copy of them), then the index
+ * bytes are dropped. Nothing references the artifact buffer afterwards, so its memory (the index bytes
+ * included) is freed instead of being held beside hnswlib's copy for the life of the model.
+ */
+export function detachFromArtifact(model: Model): Model {
+  const detach = (value: unknown): unknown => {
+    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+      const view = value as Float32Array;
+      return view.byteLength === view.buffer.byteLength ? view : view.slice();
+    }
+    if (Array.isArray(value)) return value.map(detach);
+    if (value !== null && typeof value === "object") {
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) record[key] = detach(record[key]);
+    }
+    return value;
+  };
+  const record = model as unknown as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (key !== "ann") record[key] = detach(record[key]);
+  annIndexes(model);
+  model.ann = { factors: null, content: null };
+  return model;
+}
+
+/**
  * Turns raw recent events into a history with the model's own weighting (type weights, ratings, dislikes),
  * summing repeats of an item. Recency decay is not applied: the caller already passes the latest events.
  */

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import type { models } from "../db/schema";
 import { readArtifact } from "../training/artifact-store";
-import { deserializeEngineModel } from "../training/engine-api";
+import { loadServingModel } from "../training/engine-api";
 import { decodeEnvelope } from "../training/envelope";
 import type { ArtifactCache } from "./artifact-cache";
 import { productsWatermark } from "./freshness";
@@ -42,7 +42,7 @@ export async function buildSnapshot(
   cache: ArtifactCache | undefined,
 ): Promise<BuiltSnapshot> {
   const envelope = await loadEnvelope(database, row, cache);
-  const model = deserializeEngineModel(envelope.engineBytes);
+  const { model, bytes: modelBytes } = loadServingModel(envelope.engineBytes);
 
   // Taken before the rows: a change racing with the load is re-applied by the first refresh, never lost.
   const watermark = await productsWatermark(database, row.accountId);
@@ -75,8 +75,7 @@ export async function buildSnapshot(
     model,
     items,
     users: users.table,
-    // A deserialized model's typed arrays are about as large as its serialized form.
-    bytes: envelope.engineBytes.length + itemBytes + userBytes,
+    bytes: modelBytes + itemBytes + userBytes,
   };
   return { snapshot, productsWatermark: watermark };
 }

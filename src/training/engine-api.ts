@@ -5,10 +5,12 @@
  */
 import {
   deserializeModel,
+  detachFromArtifact,
   evaluateConfiguration,
   type Interactions,
   type ItemMeta,
   type Model,
+  modelArrayBytes,
   type ProgressFn,
   serializeModel,
   type TrainOptions,
@@ -134,4 +136,14 @@ function rankingFigures(m: ReturnType<typeof trainModel>["metrics"]): RankingFig
 
 export function deserializeEngineModel(bytes: Uint8Array): Model {
   return deserializeModel(bytes);
+}
+
+/**
+ * A published model for serving, with the bytes it holds in memory (its arrays and its HNSW indexes, which
+ * hnswlib keeps once loaded); the artifact's buffer is not retained (see detachFromArtifact).
+ */
+export function loadServingModel(bytes: Uint8Array): { model: Model; bytes: number } {
+  const model = deserializeModel(bytes);
+  const inMemory = modelArrayBytes(model);
+  return { model: detachFromArtifact(model), bytes: inMemory };
 }

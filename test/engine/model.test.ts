@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { scoreForUser } from "../../src/engine/scoring";
 import { deserializeModel, serializeModel } from "../../src/engine/serialize";
-import { recommendForUser } from "../../src/engine/serving";
+import { annIndexes, detachFromArtifact, recommendForUser } from "../../src/engine/serving";
 import { trainModel } from "../../src/engine/train";
 import { interactionsFrom, smallSynthetic } from "./helpers";
 
@@ -75,6 +75,22 @@ describe("trainModel", () => {
     const viaAnn = recommendForUser(back, history, 10);
     expect(viaAnn.items.length).toBe(10);
     for (const i of history.items) expect([...viaAnn.items]).not.toContain(i);
+
+    // Detached for serving: the same answers, no array left on the artifact's buffer, index bytes dropped.
+    const bytes = serializeModel(r.model);
+    const served = detachFromArtifact(deserializeModel(bytes));
+    expect(served.ann).toEqual({ factors: null, content: null });
+    expect(annIndexes(served).factors).not.toBeNull();
+    const buffers: ArrayBufferLike[] = [];
+    const collect = (value: unknown): void => {
+      if (ArrayBuffer.isView(value)) buffers.push(value.buffer);
+      else if (value !== null && typeof value === "object") for (const v of Object.values(value)) collect(v);
+    };
+    collect(served);
+    expect(buffers.length).toBeGreaterThan(5);
+    expect(buffers).not.toContain(bytes.buffer);
+    const again = recommendForUser(served, history, 10);
+    expect([...again.items]).toEqual([...viaAnn.items]);
   });
 
   test("too little data still yields a model, with metrics marked insufficient", () => {
