@@ -114,6 +114,30 @@ describe("GET /recommendations/products/external/{id}/similar without a model", 
 });
 
 describe("recommendation logs", () => {
+  test("a queued entry of an end user erased before the flush is dropped; the rest of the batch is written", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(3));
+    await interact(ctx, tenant, "stays", "p1");
+    await interact(ctx, tenant, "goes", "p1");
+    const ids = await ctx.deps.database.rows<{ id: number | string; external_id: string }>(sql`
+      select id, external_id from end_users where account_id = ${tenant.accountId}`);
+    const idOf = (external: string) => Number(ids.find((r) => r.external_id === external)!.id);
+    const logs = ctx.deps.recommendations.logs;
+    for (const user of ["stays", "goes"]) {
+      logs.enqueue({ accountId: tenant.accountId, endUserId: idOf(user), endpoint: "test", items: ["p2"] });
+    }
+    // Erased behind the queue's back (as another process would), so the queued entry is still there.
+    await ctx.deps.database.db.execute(sql`delete from end_users where id = ${idOf("goes")}`);
+    const errorsBefore = ctx.logs.filter((line) => line.includes("recommendation log flush failed")).length;
+    await logs.flush();
+    const rows = await ctx.deps.database.rows<{ end_user_id: number | string }>(sql`
+      select end_user_id from recommendation_logs where account_id = ${tenant.accountId} and endpoint = 'test'`);
+    expect(rows.map((r) => Number(r.end_user_id))).toEqual([idOf("stays")]);
+    expect(ctx.logs.filter((line) => line.includes("recommendation log flush failed")).length).toBe(
+      errorsBefore,
+    );
+  });
+
   test("each response is logged per existing end user in the background", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(5));

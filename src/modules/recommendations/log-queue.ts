@@ -1,8 +1,9 @@
 /**
  * Recommendation logs ("what was shown to whom", for the end user's export and erasure) are written off the
  * hot path: responses enqueue, a timer flushes every second (or sooner when the queue fills) in one
- * multi-row INSERT. The INSERT only keeps rows whose end user still exists, so an erasure racing a flush
- * cannot fail the batch or resurrect the user's data.
+ * multi-row INSERT. An end user erased after their entry was queued makes that INSERT fail on its foreign
+ * key; the batch is then written again keeping only the users that still exist, so an erasure racing a flush
+ * can neither lose the other users' logs nor resurrect the erased user's data.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
@@ -92,13 +93,31 @@ export class RecommendationLogQueue {
       batch.map((e) => ({ a: e.accountId, u: e.endUserId, e: e.endpoint, i: e.items })),
     );
     try {
-      await this.database.db.execute(sql`
-        insert into recommendation_logs (account_id, end_user_id, endpoint, items)
-        select v.a, v.u, v.e, v.i
-        from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)
-        where exists (select 1 from end_users eu where eu.id = v.u and eu.account_id = v.a)`);
+      try {
+        // The foreign key already checks each end user; a batch naming one erased since it was queued fails
+        // as a whole and is written again below, keeping only the users that still exist.
+        await this.database.db.execute(sql`
+          insert into recommendation_logs (account_id, end_user_id, endpoint, items)
+          select v.a, v.u, v.e, v.i
+          from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)`);
+      } catch (error) {
+        if (!isForeignKeyViolation(error)) throw error;
+        await this.database.db.execute(sql`
+          insert into recommendation_logs (account_id, end_user_id, endpoint, items)
+          select v.a, v.u, v.e, v.i
+          from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)
+          where exists (select 1 from end_users eu where eu.id = v.u and eu.account_id = v.a)`);
+      }
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
     }
   }
+}
+
+/** SQLSTATE 23503, as postgres.js and PGlite report it (drizzle may wrap the driver's error in `cause`). */
+function isForeignKeyViolation(error: unknown): boolean {
+  for (let e = error; e !== null && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === "23503") return true;
+  }
+  return false;
 }
