@@ -112,15 +112,20 @@ class EngineSignals implements ModelSignals {
     const model = this.model;
     const c = model.content;
     if (!c) return null;
+    const sparse = this.sparseContent();
     const profile = new Float32Array(c.dims);
     for (let h = 0; h < history.items.length; h++) {
       const it = history.items[h]!;
       if (it < 0 || it >= model.nItems) continue;
       const w = history.weights[h]!;
-      const o = it * c.dims;
-      for (let d = 0; d < c.dims; d++) profile[d]! += w * c.vectors[o + d]!;
+      if (sparse) {
+        for (let p = sparse.indptr[it]!; p < sparse.indptr[it + 1]!; p++)
+          profile[sparse.indices[p]!]! += w * sparse.data[p]!;
+      } else {
+        const o = it * c.dims;
+        for (let d = 0; d < c.dims; d++) profile[d]! += w * c.vectors[o + d]!;
+      }
     }
-    const sparse = this.sparseContent();
     const score = sparse
       ? (i: number) => {
           let sum = 0;
