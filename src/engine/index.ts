@@ -53,7 +53,14 @@ export { spdInverse } from "./linalg";
 export { itemSimilarity, mmrRerank } from "./mmr";
 export type { BlendWeights, Model } from "./model";
 export { nativeKernels, setNativeCacheDir, setNativeEnabled } from "./native";
-export { computePopularity, type PopularityModel, type PopularityOptions } from "./popularity";
+export {
+  computePopularity,
+  DAYPARTS,
+  type Daypart,
+  daypartOfHour,
+  type PopularityModel,
+  type PopularityOptions,
+} from "./popularity";
 export { scoreForUser } from "./scoring";
 export { deserializeModel, modelArrayBytes, serializeModel } from "./serialize";
 export {

@@ -27,9 +27,20 @@ export interface PopularityModel {
   trending: Float32Array;
   /** Top items per category (including descendants): CSR with one row per category id, plus row "all" last. */
   byCategory: Csr;
+  /**
+   * `score` split by the UTC hour of the events: item i's mass in daypart d at [i * 4 + d] (see DAYPARTS);
+   * the four parts of an item sum to its score. Absent in models trained before it existed.
+   */
+  byDaypart?: Float32Array;
 }
 
+/** Parts of the day by UTC hour: night 0–6, morning 6–12, afternoon 12–18, evening 18–24. */
+export const DAYPARTS = ["night", "morning", "afternoon", "evening"] as const;
+export type Daypart = (typeof DAYPARTS)[number];
+export const daypartOfHour = (hour: number): number => Math.min(3, Math.max(0, Math.floor(hour / 6)));
+
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 export function computePopularity(
   events: Interactions,
@@ -44,6 +55,7 @@ export function computePopularity(
   for (let i = 0; i < n; i++) if (events.ts[i]! > newest) newest = events.ts[i]!;
   const decayPerMs = o.halfLifeDays > 0 ? Math.LN2 / (o.halfLifeDays * DAY_MS) : 0;
   const score = new Float32Array(nItems);
+  const byDaypart = new Float32Array(nItems * DAYPARTS.length);
   const recent = new Float64Array(nItems);
   const base = new Float64Array(nItems);
   const recentFrom = newest - o.trendingRecentDays * DAY_MS;
@@ -53,15 +65,18 @@ export function computePopularity(
     if (!(w > 0)) continue;
     const it = events.item[i]!;
     const age = newest - events.ts[i]!;
-    score[it]! += w * Math.exp(-age * decayPerMs);
+    const mass = w * Math.exp(-age * decayPerMs);
+    score[it]! += mass;
     const t = events.ts[i]!;
+    const hour = Math.floor((((t % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
+    byDaypart[it * DAYPARTS.length + daypartOfHour(hour)]! += mass;
     if (t >= recentFrom) recent[it]! += w;
     else if (t >= baseFrom) base[it]! += w;
   }
   const trending = new Float32Array(nItems);
   const ratio = o.trendingRecentDays / Math.max(1e-9, o.trendingBaseDays - o.trendingRecentDays);
   for (let i = 0; i < nItems; i++) trending[i] = (recent[i]! + 1) / (base[i]! * ratio + 5);
-  return { score, trending, byCategory: topPerCategory(score, categories, o.perCategory) };
+  return { score, trending, byCategory: topPerCategory(score, categories, o.perCategory), byDaypart };
 }
 
 function topPerCategory(score: Float32Array, categories: CategoryIndex, keep: number): Csr {

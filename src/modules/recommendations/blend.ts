@@ -160,6 +160,8 @@ export function preferenceMatcher(
 
 export interface ComponentInputs {
   table: ItemTable;
+  /** What the trend component ranks by: the table's popularity, or a time-of-day variant of it. */
+  popularity: Float32Array;
   history: UserHistory;
   dense: DenseHistory;
   /** The items to score (eligible ones only); every output array is aligned with it. */
@@ -199,7 +201,7 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
     }
   }
   if (weights.trend) {
-    const pop = table.popularity;
+    const pop = input.popularity;
     values.trend = scaleInPlace(each((i) => Math.log1p(Math.max(0, pop[i]!))));
   }
   const sparse = (scores: SparseScores | { dense: Float32Array; anchor: Int32Array }) => {

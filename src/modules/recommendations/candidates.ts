@@ -91,7 +91,7 @@ export function gatherCandidates(
   }
   if (weights.trend || weights.preference) {
     // The most popular eligible items: decisive for cold users, and the trend component's best.
-    const order = popularityOrder(table);
+    const order = popularityOrder(table, plan.popularity);
     let found = 0;
     for (let j = 0; j < order.length && found < pool; j++) {
       if (eligible(order[j]!)) {

@@ -66,8 +66,9 @@ export function recommendationsModule(deps: AppDeps) {
             "user_engagement, conversion (adds bought-together), revenue (relevance × price), discovery " +
             "(long tail)), content_based, collab, popularity. `model_variant: diverse` re-ranks for variety " +
             "across categories and taste (MMR). `context.source_external_product_id` blends in products similar " +
-            "to it; `location`, `time_of_day`, `device`, `page_type` are accepted but do not change the ranking " +
-            "yet. `filters` ({logic: and|or, filters: [{field, op, value}]}; fields category (eq includes " +
+            "to it; `time_of_day` (daypart name, UTC hour or ISO date-time) leans the popularity signal towards " +
+            "what sells at that time of day (with a trained model); `location`, `device` and `page_type` are " +
+            "accepted but do not change the ranking. `filters` ({logic: and|or, filters: [{field, op, value}]}; fields category (eq includes " +
             "sub-categories), price, brand, in_stock, rating, attributes.<key>; ops eq, ne, lt, lte, gt, gte, in, " +
             "nin, contains) hold on every item; a bad field, op or value type is a 422. Products the user already " +
             "interacted with (any type, dislikes included) and soft-deleted products never appear. Without a " +

@@ -6,12 +6,14 @@ import { rank } from "./rank";
 import { renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
 import { sourceLabels, strategyWeights } from "./strategy";
+import { daypartOf } from "./time-of-day";
 
 /**
  * The personalised feed. The user's vector is folded in from their latest interactions at request time;
  * products they already interacted with are left out; a user unknown to the account is served as a cold
- * user (popularity, then catalogue order), never a 404. `context.location` and `context.time_of_day` are
- * accepted but do not change the ranking: the model has no per-hour or per-place signal yet. An identical
+ * user (popularity, then catalogue order), never a 404. With a trained model, `context.time_of_day` leans
+ * the popularity signal towards what sells at that time of day; `context.location` is accepted but has no
+ * signal to act on (no place is stored with products or interactions). An identical
  * request whose inputs have not changed since is answered from the page cache.
  */
 export async function queryPersonalized({
@@ -43,6 +45,8 @@ export async function queryPersonalized({
     const source = sourceItem !== undefined && table.deleted[sourceItem] !== 1 ? [sourceItem] : [];
     const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
     const complementAnchors = goal === "conversion" ? recentAnchors(history, table.indexOf) : [];
+    const daypart = daypartOf(input.context?.time_of_day);
+    const popularity = daypart === null ? null : (signals?.daypartPopularity(daypart) ?? null);
     const ranked = rank({
       table,
       signals,
@@ -63,6 +67,7 @@ export async function queryPersonalized({
       explanation: input.include_explanation === true ? "simple" : null,
       label: sourceLabels(strategy),
       tuning: service.tuning,
+      ...(popularity === null ? {} : { popularity }),
     });
     return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
   });

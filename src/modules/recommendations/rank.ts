@@ -50,6 +50,8 @@ export interface RankPlan {
   explanation: ExplanationLevel | null;
   /** Only items this component scores above 0 are candidates (similar listing: nothing unrelated). */
   require?: Component;
+  /** Popularity the trend component ranks by instead of the table's (time of day); default the table's. */
+  popularity?: Float32Array;
   /** Source label of the dominant component (strategy-dependent: trend is "popular" for the popularity strategy). */
   label: Record<Component, RecommendationSource>;
   tuning?: ServingTuning;
@@ -134,6 +136,7 @@ export function rank(plan: RankPlan): RankedPage {
 
   const components = computeComponents({
     table,
+    popularity: plan.popularity ?? table.popularity,
     history,
     dense,
     candidates,

@@ -59,7 +59,13 @@ export const QueryContext = t.Object(
     ),
     location: t.Optional(t.String({ maxLength: 255, description: "Accepted; does not affect results yet." })),
     time_of_day: t.Optional(
-      t.String({ maxLength: 32, description: "Accepted; does not affect results yet (no hourly signal)." }),
+      t.String({
+        maxLength: 64,
+        description:
+          "Leans popularity towards what sells at that time of day (needs a trained model): night, morning, " +
+          "afternoon or evening, an hour 0–23 or HH:MM in UTC, or an ISO 8601 date-time (its offset is " +
+          "applied). Other values are ignored.",
+      }),
     ),
   },
   { additionalProperties: false },

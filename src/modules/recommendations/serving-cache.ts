@@ -103,15 +103,26 @@ export function baseEligibility(
   return cacheable ? remember(cache.bases, key, base, MAX_BASES) : base;
 }
 
-/** Every item, most popular first (ties by index). */
-export function popularityOrder(table: ItemTable): Int32Array {
-  const cache = cacheFor(table);
-  if (cache.popularityOrder === null) {
-    const pop = table.popularity;
+/** Orders of other popularity arrays (time-of-day variants), kept as long as the array. */
+const otherOrders = new WeakMap<Float32Array, Int32Array>();
+
+/** Every item, most popular first (ties by index), by the table's popularity or the one given. */
+export function popularityOrder(table: ItemTable, popularity: Float32Array = table.popularity): Int32Array {
+  const sorted = () => {
     const order = Int32Array.from({ length: table.size }, (_, i) => i);
-    order.sort((a, b) => pop[b]! - pop[a]! || a - b);
-    cache.popularityOrder = order;
+    order.sort((a, b) => popularity[b]! - popularity[a]! || a - b);
+    return order;
+  };
+  if (popularity !== table.popularity) {
+    let order = otherOrders.get(popularity);
+    if (order === undefined) {
+      order = sorted();
+      otherOrders.set(popularity, order);
+    }
+    return order;
   }
+  const cache = cacheFor(table);
+  cache.popularityOrder ??= sorted();
   return cache.popularityOrder;
 }
 

@@ -46,4 +46,9 @@ export interface ModelSignals {
   itemSimilarity(a: number, b: number): number | null;
   /** Recent-versus-baseline popularity per item, or null. */
   readonly trending: Float32Array | null;
+  /**
+   * Popularity leaning towards one part of the day (see time-of-day.ts): half the item's overall popularity,
+   * half its popularity in that daypart scaled to a whole day; null when the model has no daypart split.
+   */
+  daypartPopularity(daypart: number): Float32Array | null;
 }

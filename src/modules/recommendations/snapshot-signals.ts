@@ -4,6 +4,7 @@
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
 import type { Database } from "../../db/client";
+import { DAYPARTS } from "../../engine";
 import { foldInUser } from "../../engine/fold-in";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
@@ -67,6 +68,7 @@ class EngineSignals implements ModelSignals {
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
   private readonly similarCache = new Map<number, ScoredItems>();
+  private readonly dayparts: (Float32Array | undefined)[] = [];
   private contentRows: SparseRows | null | undefined;
 
   constructor(
@@ -187,6 +189,21 @@ class EngineSignals implements ModelSignals {
       items: Int32Array.from(top, (j) => pool[j]!),
       scores: Float32Array.from(top, (j) => scores[j]!),
     };
+  }
+
+  daypartPopularity(daypart: number): Float32Array | null {
+    const { score, byDaypart } = this.model.popularity;
+    if (byDaypart === undefined || daypart < 0 || daypart >= DAYPARTS.length) return null;
+    let blended = this.dayparts[daypart];
+    if (blended === undefined) {
+      const parts = DAYPARTS.length;
+      blended = new Float32Array(score.length);
+      for (let i = 0; i < score.length; i++) {
+        blended[i] = 0.5 * score[i]! + 0.5 * parts * byDaypart[i * parts + daypart]!;
+      }
+      this.dayparts[daypart] = blended;
+    }
+    return blended;
   }
 
   complementary(item: number, k: number): ScoredItems {
