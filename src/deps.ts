@@ -92,7 +92,7 @@ export async function createDeps(
   const metrics = new Metrics(config.version);
   const readiness = new Readiness(health);
   const identity = createIdentity(config, logger, database);
-  const tenantGuards: TenantGuard[] = [emailGraceGuard((accountId) => identity.accounts.get(accountId))];
+  const tenantGuards: TenantGuard[] = [emailGraceGuard()];
   const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:` });
   const usageMeter = createUsageMeter({ database, logger, redis, prefix: `${config.redisKeyPrefix}usage:` });

@@ -21,6 +21,7 @@ export const API_SCOPES: readonly ApiScope[] = ["recommendations:read", "interac
 
 export interface TenantContext {
   readonly accountId: number;
+  /** The account as cached for authentication (see accounts/account-cache.ts). */
   readonly account: {
     id: number;
     name: string;
@@ -28,6 +29,10 @@ export interface TenantContext {
     isActive: boolean;
     subscriptionStatus: string;
     createdAt: Date;
+    /** True when a user of the account has verified its e-mail address. */
+    emailVerified: boolean;
+    /** Creation time of the account's first user: the e-mail grace period counts from it. */
+    firstUserCreatedAt: Date | null;
   };
   readonly actor:
     | { type: "apiKey"; keyId: number; keyKind: "secret" | "publishable"; scopes: readonly string[] }
@@ -92,7 +97,11 @@ function buildAuthPlugin(deps: AppDeps) {
           mode: options.mode,
           set: set as { headers: Record<string, string | number> },
         };
-        for (const guard of deps.tenantGuards) await guard(tenant, guardRequest);
+        for (const guard of deps.tenantGuards) {
+          // Guards answer synchronously when they can; awaiting only real promises saves a turn each.
+          const pending = guard(tenant, guardRequest);
+          if (pending !== undefined) await pending;
+        }
         tenants.set(request, tenant);
       },
       resolve({ request }) {

@@ -211,6 +211,8 @@ describe("catalogue capacity", () => {
       isActive: true,
       subscriptionStatus: "none",
       createdAt: new Date(),
+      emailVerified: true,
+      firstUserCreatedAt: new Date(),
     };
     const subject = { accountId: tenant.accountId, account };
     await insertProducts(tenant.accountId, ["a", "b"]);
@@ -232,6 +234,8 @@ describe("catalogue capacity", () => {
       isActive: true,
       subscriptionStatus: "none",
       createdAt: new Date(),
+      emailVerified: true,
+      firstUserCreatedAt: new Date(),
     };
     const refusal = await assertCatalogueCapacity(
       ctx.deps,
@@ -253,6 +257,8 @@ describe("trainings per day", () => {
       isActive: true,
       subscriptionStatus: "active",
       createdAt: new Date(),
+      emailVerified: true,
+      firstUserCreatedAt: new Date(),
     };
     const results = await Promise.allSettled(
       Array.from({ length: 12 }, () =>

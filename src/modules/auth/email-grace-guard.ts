@@ -5,7 +5,6 @@
  */
 import type { TenantGuard } from "../../http/auth";
 import { AppError } from "../../shared/errors";
-import type { AccountSnapshot } from "../accounts/account-cache";
 
 export const GRACE_PERIOD_DAYS = 7;
 const DAY_MS = 86_400_000;
@@ -30,13 +29,11 @@ export function graceState(
   };
 }
 
-export function emailGraceGuard(
-  accountOf: (accountId: number) => Promise<AccountSnapshot | undefined>,
-): TenantGuard {
-  return async (tenant) => {
+export function emailGraceGuard(): TenantGuard {
+  return (tenant) => {
     if (tenant.actor.type !== "apiKey") return;
-    const account = await accountOf(tenant.accountId);
-    if (account === undefined || account.firstUserCreatedAt === null) return;
+    const { account } = tenant;
+    if (account.firstUserCreatedAt === null) return;
     const { gracePeriodEndsAt } = graceState(account.plan, account.emailVerified, account.firstUserCreatedAt);
     if (gracePeriodEndsAt !== null && gracePeriodEndsAt.getTime() <= Date.now()) {
       throw new AppError(

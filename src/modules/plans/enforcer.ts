@@ -9,7 +9,13 @@ import type { Database } from "../../db/client";
 import type { TenantContext, TenantGuard } from "../../http/auth";
 import { AppError, type ErrorCode } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
-import { type RateLimiter, type RateRule, type RuleState, retryAfterSeconds } from "../../shared/rate-limit";
+import {
+  type RateDecision,
+  type RateLimiter,
+  type RateRule,
+  type RuleState,
+  retryAfterSeconds,
+} from "../../shared/rate-limit";
 import type { UsageMeter } from "../../shared/usage-meter";
 import { bulkRateOf, effectivePlan, subscriptionLapsed } from "./plan-of";
 import type { PlanTableType } from "./schemas";
@@ -47,12 +53,18 @@ interface EnforcerDeps {
 export class PlanEnforcer {
   /** Replaceable in tests so a window boundary never falls in the middle of a check. */
   clock: () => number = Date.now;
-  private readonly monthBaselines = new Map<number, { month: string; requests: Promise<number> }>();
+  private readonly monthBaselines = new Map<
+    number,
+    { month: string; requests: Promise<number>; known?: number }
+  >();
 
   constructor(private readonly deps: EnforcerDeps) {}
 
-  /** The guard the auth plugin runs after authenticating every request. */
-  readonly guard: TenantGuard = async (tenant, request) => {
+  /**
+   * The guard the auth plugin runs after authenticating every request. Synchronous once the account's month
+   * baseline is known and the limiter decides in memory (the common case); otherwise it returns a promise.
+   */
+  readonly guard: TenantGuard = (tenant, request) => {
     const lapsed = subscriptionLapsed(this.deps, tenant.account);
     if (lapsed && !ACCOUNT_MANAGEMENT.test(request.route)) {
       throw new AppError(
@@ -85,57 +97,76 @@ export class PlanEnforcer {
         codes.push("RATE_LIMITED");
       }
     }
-    rules.push({
-      key: `mreq:${tenant.accountId}:${month.startDay}`,
-      limit: plan.limits.monthlyRequests,
-      resetAt: month.end,
-      floor: await this.monthBaseline(tenant.accountId, month),
-    });
-    codes.push("PLAN_LIMIT_EXCEEDED");
-
-    let decision: Awaited<ReturnType<RateLimiter["consume"]>>;
-    try {
-      decision = await this.deps.rateLimiter.consume(rules);
-    } catch (error) {
-      // A counter store outage must not take the API down with it: admit and say so in the log.
-      this.deps.logger.error("rate limiter unavailable; request admitted unchecked", { error });
-      this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
-      return;
-    }
-    const shown = headlineRule(decision.rules, bulk);
-    const headers = rateLimitHeaders(shown, now);
-    if (!decision.allowed) {
-      const blocking = decision.rules[decision.blockedBy]!;
-      const code = codes[decision.blockedBy]!;
-      throw new AppError(code, refusalMessage(code, blocking, bulk), {
-        headers: {
-          ...rateLimitHeaders(blocking, now),
-          "Retry-After": String(retryAfterSeconds(blocking, now)),
-        },
+    const decide = (floor: number): void | Promise<void> => {
+      rules.push({
+        key: `mreq:${tenant.accountId}:${month.startDay}`,
+        limit: plan.limits.monthlyRequests,
+        resetAt: month.end,
+        floor,
       });
-    }
-    Object.assign(request.set.headers, headers);
-    this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+      codes.push("PLAN_LIMIT_EXCEEDED");
+      const apply = (decision: RateDecision) => {
+        const shown = headlineRule(decision.rules, bulk);
+        if (!decision.allowed) {
+          const blocking = decision.rules[decision.blockedBy]!;
+          const code = codes[decision.blockedBy]!;
+          throw new AppError(code, refusalMessage(code, blocking, bulk), {
+            headers: {
+              ...rateLimitHeaders(blocking, now),
+              "Retry-After": String(retryAfterSeconds(blocking, now)),
+            },
+          });
+        }
+        Object.assign(request.set.headers, rateLimitHeaders(shown, now));
+        this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+      };
+      const unavailable = (error: unknown) => {
+        // A counter store outage must not take the API down with it: admit and say so in the log.
+        this.deps.logger.error("rate limiter unavailable; request admitted unchecked", { error });
+        this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+      };
+      const limiter = this.deps.rateLimiter;
+      if (limiter.consumeNow === undefined) return limiter.consume(rules).then(apply, unavailable);
+      let decision: RateDecision;
+      try {
+        decision = limiter.consumeNow(rules);
+      } catch (error) {
+        return unavailable(error);
+      }
+      return apply(decision);
+    };
+    const baseline = this.monthBaseline(tenant.accountId, month);
+    return typeof baseline === "number" ? decide(baseline) : baseline.then(decide);
   };
 
-  /** Requests already counted this month in usage_daily, read once per account and month. */
-  private monthBaseline(accountId: number, month: MonthWindow): Promise<number> {
+  /**
+   * Requests already counted this month in usage_daily, read once per account and month: the number once
+   * read, a promise of it before.
+   */
+  private monthBaseline(accountId: number, month: MonthWindow): number | Promise<number> {
     const cached = this.monthBaselines.get(accountId);
-    if (cached !== undefined && cached.month === month.startDay) return cached.requests;
-    const requests = this.deps.database
+    if (cached !== undefined && cached.month === month.startDay) return cached.known ?? cached.requests;
+    const entry: { month: string; requests: Promise<number>; known?: number } = {
+      month: month.startDay,
+      requests: Promise.resolve(0),
+    };
+    entry.requests = this.deps.database
       .rows<{ total: number | string | null }>(
         sql`select coalesce(sum(requests), 0) as total from usage_daily
             where account_id = ${accountId} and day >= ${month.startDay}::date`,
       )
-      .then((rows) => Number(rows[0]?.total ?? 0))
+      .then((rows) => {
+        entry.known = Number(rows[0]?.total ?? 0);
+        return entry.known;
+      })
       .catch((error: unknown) => {
         this.monthBaselines.delete(accountId);
         this.deps.logger.warn("could not read the month's usage", { error, accountId });
         return 0;
       });
     if (this.monthBaselines.size > 100_000) this.monthBaselines.clear();
-    this.monthBaselines.set(accountId, { month: month.startDay, requests });
-    return requests;
+    this.monthBaselines.set(accountId, entry);
+    return entry.requests;
   }
 
   /** Forgets cached baselines (tests, or after usage rows were changed by hand). */

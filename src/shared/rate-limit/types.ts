@@ -35,6 +35,8 @@ export interface RateLimiter {
   readonly kind: "memory" | "redis";
   /** Admits `cost` units against every rule at once, or none of them. */
   consume(rules: readonly RateRule[], cost?: number): Promise<RateDecision>;
+  /** The same decision taken synchronously, where the counters are in this process. */
+  consumeNow?(rules: readonly RateRule[], cost?: number): RateDecision;
   close(): Promise<void>;
 }
 
