@@ -41,19 +41,27 @@ export async function buildSnapshot(
   row: ModelRow,
   cache: ArtifactCache | undefined,
 ): Promise<BuiltSnapshot> {
-  const envelope = await loadEnvelope(database, row, cache);
+  // The artifact and the catalogue rows are read at the same time: they are independent until joined.
+  const rows = async () => {
+    // Taken before the rows: a change racing with the load is re-applied by the first refresh, never lost.
+    const watermark = await productsWatermark(database, row.accountId);
+    const [products, endUsers] = await Promise.all([
+      database.rows<ProductRow>(sql`
+        select id::float8 as id, external_id, name, price, category, brand, in_stock,
+               (deleted_at is not null) as deleted
+        from products where account_id = ${row.accountId}`),
+      database.rows<{ id: number; external_id: string }>(sql`
+        select id::float8 as id, external_id from end_users where account_id = ${row.accountId}`),
+    ]);
+    return { watermark, products, endUsers };
+  };
+  const [envelope, { watermark, products, endUsers }] = await Promise.all([
+    loadEnvelope(database, row, cache),
+    rows(),
+  ]);
   const { model, bytes: modelBytes } = loadServingModel(envelope.engineBytes);
-
-  // Taken before the rows: a change racing with the load is re-applied by the first refresh, never lost.
-  const watermark = await productsWatermark(database, row.accountId);
-  const products = await database.rows<ProductRow>(sql`
-    select id::float8 as id, external_id, name, price, category, brand, in_stock,
-           (deleted_at is not null) as deleted
-    from products where account_id = ${row.accountId}`);
   const items = itemTable(envelope, products);
 
-  const endUsers = await database.rows<{ id: number; external_id: string }>(sql`
-    select id::float8 as id, external_id from end_users where account_id = ${row.accountId}`);
   const users = userTable(envelope.endUserIds, endUsers);
 
   const stringBytes = (values: readonly (string | null)[]) =>
