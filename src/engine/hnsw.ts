@@ -1,4 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as Hnswlib from "hnswlib-node";
@@ -156,16 +166,78 @@ export function deserializeAnnIndex(
   space: AnnSpace,
   options: Partial<AnnOptions> = {},
 ): AnnIndex {
-  const o = { ...DEFAULT_ANN, ...options };
   const dir = mkdtempSync(join(tmpdir(), "ann-"));
   try {
     const file = join(dir, "index.bin");
     writeFileSync(file, bytes);
-    const index = new addon.HierarchicalNSW(space, dims);
-    index.readIndexSync(file);
-    index.setEf(o.efSearch);
-    return { space, dims, vectors, index, options: o };
+    return readAnnIndexFile(file, vectors, dims, space, options);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Loads an index kept as its own file (`file`), writing it there from `bytes` first unless the file already
+ * holds them: hnswlib reads only from paths, so a file left in place spares every later load the copy. The
+ * file is used when its size matches and a sample of windows spread over it equals `bytes` (which tells
+ * another model's index from this one; it is not a checksum), and is replaced otherwise, atomically.
+ */
+export function loadAnnIndexFile(
+  file: string,
+  bytes: Uint8Array,
+  vectors: Float32Array,
+  dims: number,
+  space: AnnSpace,
+  options: Partial<AnnOptions> = {},
+): AnnIndex {
+  if (!fileHolds(file, bytes)) {
+    try {
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, bytes);
+      renameSync(temporary, file);
+    } catch {
+      // An unwritable place only costs the copy next time.
+      return deserializeAnnIndex(bytes, vectors, dims, space, options);
+    }
+  }
+  return readAnnIndexFile(file, vectors, dims, space, options);
+}
+
+const SAMPLE_WINDOWS = 16;
+const WINDOW_BYTES = 512;
+
+/** Whether `file` has `bytes`' size and content (compared at a fixed sample of windows, ends included). */
+function fileHolds(file: string, bytes: Uint8Array): boolean {
+  let fd: number | undefined;
+  try {
+    if (statSync(file).size !== bytes.length) return false;
+    fd = openSync(file, "r");
+    const window = new Uint8Array(WINDOW_BYTES);
+    const last = Math.max(0, bytes.length - WINDOW_BYTES);
+    for (let w = 0; w < SAMPLE_WINDOWS; w++) {
+      const at = Math.floor((last * w) / (SAMPLE_WINDOWS - 1));
+      const length = Math.min(WINDOW_BYTES, bytes.length - at);
+      if (readSync(fd, window, 0, length, at) !== length) return false;
+      for (let b = 0; b < length; b++) if (window[b] !== bytes[at + b]) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function readAnnIndexFile(
+  file: string,
+  vectors: Float32Array,
+  dims: number,
+  space: AnnSpace,
+  options: Partial<AnnOptions>,
+): AnnIndex {
+  const o = { ...DEFAULT_ANN, ...options };
+  const index = new addon.HierarchicalNSW(space, dims);
+  index.readIndexSync(file);
+  index.setEf(o.efSearch);
+  return { space, dims, vectors, index, options: o };
 }

@@ -64,6 +64,7 @@ export {
 export { scoreForUser } from "./scoring";
 export { deserializeModel, modelArrayBytes, serializeModel } from "./serialize";
 export {
+  type AnnFiles,
   annIndexes,
   complementaryItems,
   detachFromArtifact,

@@ -1,5 +1,13 @@
 import { foldInUser } from "./fold-in";
-import { type AnnIndex, deserializeAnnIndex, exactSearch, type Neighbours, searchAnn } from "./hnsw";
+import {
+  type AnnIndex,
+  type AnnSpace,
+  deserializeAnnIndex,
+  exactSearch,
+  loadAnnIndexFile,
+  type Neighbours,
+  searchAnn,
+} from "./hnsw";
 import type { Model } from "./model";
 import { scoreForUser } from "./scoring";
 import { topK } from "./topk";
@@ -11,16 +19,32 @@ type Filter = (item: number) => boolean;
 
 const annCache = new WeakMap<Model, { factors: AnnIndex | null; content: AnnIndex | null }>();
 
-/** HNSW indexes of a loaded model, materialised once from the artifact's bytes. */
-export function annIndexes(model: Model): { factors: AnnIndex | null; content: AnnIndex | null } {
+/** Where a model's HNSW indexes may be kept as files of their own (see `loadAnnIndexFile`). */
+export interface AnnFiles {
+  factors: string;
+  content: string;
+}
+
+/**
+ * HNSW indexes of a loaded model, materialised once from the artifact's bytes: through `files` when given
+ * (read in place, written there first when missing), else through a temporary file.
+ */
+export function annIndexes(
+  model: Model,
+  files?: AnnFiles,
+): { factors: AnnIndex | null; content: AnnIndex | null } {
   let c = annCache.get(model);
   if (!c) {
     const { als, content, ann } = model;
+    const load = (bytes: Uint8Array, vectors: Float32Array, dims: number, space: AnnSpace, file?: string) =>
+      file === undefined
+        ? deserializeAnnIndex(bytes, vectors, dims, space)
+        : loadAnnIndexFile(file, bytes, vectors, dims, space);
     c = {
-      factors: ann.factors && als ? deserializeAnnIndex(ann.factors, als.itemFactors, als.k, "ip") : null,
+      factors: ann.factors && als ? load(ann.factors, als.itemFactors, als.k, "ip", files?.factors) : null,
       content:
         ann.content && content
-          ? deserializeAnnIndex(ann.content, content.vectors, content.dims, "cosine")
+          ? load(ann.content, content.vectors, content.dims, "cosine", files?.content)
           : null,
     };
     annCache.set(model, c);
@@ -34,7 +58,7 @@ export function annIndexes(model: Model): { factors: AnnIndex | null; content: A
  * bytes are dropped. Nothing references the artifact buffer afterwards, so its memory (the index bytes
  * included) is freed instead of being held beside hnswlib's copy for the life of the model.
  */
-export function detachFromArtifact(model: Model): Model {
+export function detachFromArtifact(model: Model, files?: AnnFiles): Model {
   const detach = (value: unknown): unknown => {
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
       const view = value as Float32Array;
@@ -49,7 +73,7 @@ export function detachFromArtifact(model: Model): Model {
   };
   const record = model as unknown as Record<string, unknown>;
   for (const key of Object.keys(record)) if (key !== "ann") record[key] = detach(record[key]);
-  annIndexes(model);
+  annIndexes(model, files);
   model.ann = { factors: null, content: null };
   return model;
 }

@@ -19,14 +19,16 @@ interface ChangedProduct {
   deleted: boolean;
 }
 
+/** Aggregate over an account's product rows: their newest change (see `productsWatermark`). */
+export const WATERMARK = sql`coalesce(max(greatest(updated_at, coalesce(deleted_at, updated_at))), '-infinity')::text`;
+
 /**
  * The newest catalogue change of an account, as Postgres text: microsecond precision survives the round
  * trip, so an unchanged catalogue selects nothing (a JS Date would truncate to ms and re-read the last row).
  */
 export async function productsWatermark(database: Database, accountId: number): Promise<string> {
   const [row] = await database.rows<{ w: string }>(sql`
-    select coalesce(max(greatest(updated_at, coalesce(deleted_at, updated_at))), '-infinity')::text as w
-    from products where account_id = ${accountId}`);
+    select ${WATERMARK} as w from products where account_id = ${accountId}`);
   return row?.w ?? "-infinity";
 }
 

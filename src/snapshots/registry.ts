@@ -93,6 +93,7 @@ export class SnapshotRegistry {
     await this.unlisten?.().catch(() => {});
     this.unlisten = undefined;
     await Promise.allSettled([...this.loading.values()]);
+    await this.artifacts?.settle();
     this.entries.clear();
     this.totalBytes = 0;
   }

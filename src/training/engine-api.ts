@@ -4,6 +4,7 @@
  * so it stays free of database code.
  */
 import {
+  type AnnFiles,
   deserializeModel,
   detachFromArtifact,
   evaluateConfiguration,
@@ -142,8 +143,8 @@ export function deserializeEngineModel(bytes: Uint8Array): Model {
  * A published model for serving, with the bytes it holds in memory (its arrays and its HNSW indexes, which
  * hnswlib keeps once loaded); the artifact's buffer is not retained (see detachFromArtifact).
  */
-export function loadServingModel(bytes: Uint8Array): { model: Model; bytes: number } {
+export function loadServingModel(bytes: Uint8Array, annFiles?: AnnFiles): { model: Model; bytes: number } {
   const model = deserializeModel(bytes);
   const inMemory = modelArrayBytes(model);
-  return { model: detachFromArtifact(model), bytes: inMemory };
+  return { model: detachFromArtifact(model, annFiles), bytes: inMemory };
 }

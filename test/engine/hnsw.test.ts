@@ -1,10 +1,14 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type AnnIndex,
   type AnnSpace,
   buildAnnIndex,
   deserializeAnnIndex,
   exactSearch,
+  loadAnnIndexFile,
   searchAnn,
   serializeAnnIndex,
 } from "../../src/engine/hnsw";
@@ -60,6 +64,34 @@ describe("HNSW wrapper", () => {
     const res = searchAnn(ix, q, 10, rare);
     expect([...res.items]).toEqual([...exactSearch(ix, q, 10, rare).items]);
     expect(res.items.length).toBe(6);
+  });
+
+  test("an index kept as its own file is written once, read in place after, and replaced when it differs", () => {
+    const ix = buildAnnIndex(vectors, dims, "ip");
+    const bytes = serializeAnnIndex(ix);
+    const file = join(mkdtempSync(join(tmpdir(), "ann-file-")), "factors.hnsw");
+    const first = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    expect(recall(first, queries, 10)).toBeGreaterThanOrEqual(0.95);
+    expect(readFileSync(file).equals(Buffer.from(bytes))).toBe(true);
+    const written = statSync(file).mtimeMs;
+
+    // Matching file: used as it is (not rewritten).
+    const again = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    expect(statSync(file).mtimeMs).toBe(written);
+    expect(again.index.getCurrentCount()).toBe(3000);
+
+    // Same size, other content (as another model's index under a reused id would be): replaced before use.
+    writeFileSync(
+      file,
+      bytes.map((b) => b ^ 0xff),
+    );
+    const repaired = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    expect(readFileSync(file).equals(Buffer.from(bytes))).toBe(true);
+    expect(recall(repaired, queries, 10)).toBeGreaterThanOrEqual(0.95);
+
+    // An unwritable place still loads (through a temporary file).
+    const nowhere = join(file, "cannot", "exist.hnsw");
+    expect(loadAnnIndexFile(nowhere, bytes, vectors, dims, "ip").index.getCurrentCount()).toBe(3000);
   });
 
   test("zero vectors are not indexed", () => {
