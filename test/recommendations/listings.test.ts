@@ -161,6 +161,25 @@ describe("recommendation logs", () => {
     expect(items).toEqual(ids(res.body));
   });
 
+  test("a deleted account takes its logs with it (through its end users' key)", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(3));
+    await interact(ctx, tenant, "shopper", "p1");
+    await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "shopper", limit: 2 },
+    });
+    await ctx.deps.recommendations.logs.flush();
+    const count = async () =>
+      (
+        await ctx.deps.database.rows<{ n: number }>(sql`
+          select count(*)::int as n from recommendation_logs where account_id = ${tenant.accountId}`)
+      )[0]!.n;
+    expect(await count()).toBe(1);
+    await ctx.deps.database.db.execute(sql`delete from accounts where id = ${tenant.accountId}`);
+    expect(await count()).toBe(0);
+  });
+
   test("an erased end user is forgotten: no cached history, no queued logs", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(4));

@@ -1,0 +1,1 @@
+ALTER TABLE "recommendation_logs" DROP CONSTRAINT "recommendation_logs_account_id_accounts_id_fk";
