@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { LruMap } from "../../shared/lru-map";
 
 /** Latest interactions fed to fold-in: enough for a stable vector, small enough to read in one indexed scan. */
 export const HISTORY_LENGTH = 200;
@@ -38,7 +39,7 @@ interface Entry {
 }
 
 export class HistoryCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new LruMap<string, Entry>();
 
   constructor(private readonly database: Database) {}
 
@@ -46,21 +47,16 @@ export class HistoryCache {
     const key = cacheKey(accountId, externalUserId);
     const now = Date.now();
     const hit = this.entries.get(key);
-    if (hit !== undefined && now - hit.loadedAt < TTL_MS) {
-      // Re-insert to keep Map order as LRU order.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit.value;
-    }
+    if (hit !== undefined && now - hit.loadedAt < TTL_MS) return hit.value;
     const value = loadHistory(this.database, accountId, externalUserId);
     const entry = { value, loadedAt: now };
     this.entries.set(key, entry);
     value.catch(() => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
+      if (this.entries.peek(key) === entry) this.entries.delete(key);
     });
     if (this.entries.size > MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      const oldest = this.entries.oldest();
+      if (oldest !== undefined) this.entries.delete(oldest[0]);
     }
     return value;
   }
@@ -72,7 +68,7 @@ export class HistoryCache {
 
   invalidateAccount(accountId: number): void {
     const prefix = `${accountId}\u0000`;
-    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+    for (const [key] of this.entries.entries()) if (key.startsWith(prefix)) this.entries.delete(key);
   }
 
   clear(): void {

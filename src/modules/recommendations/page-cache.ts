@@ -10,6 +10,7 @@
  * Entries are kept in least-recently-used order within a byte budget, and an erased end user's entries are
  * dropped at once.
  */
+import { LruMap } from "../../shared/lru-map";
 import type { UserHistory } from "./history-cache";
 import type { RenderedPage } from "./respond";
 import type { ServingView } from "./service";
@@ -39,7 +40,7 @@ const ENTRY_OVERHEAD_BYTES = 256;
 const tuningKey = (tuning: ServingTuning) => `${tuning.candidateMinItems}/${tuning.selectiveMaxItems}`;
 
 export class PageCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new LruMap<string, Entry>();
   private bytes = 0;
 
   constructor(private readonly budgetBytes = DEFAULT_BUDGET_BYTES) {}
@@ -53,7 +54,7 @@ export class PageCache {
   }
 
   get(key: string, inputs: PageInputs): RenderedPage | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     if (entry === undefined) return undefined;
     const { view } = inputs;
     if (
@@ -66,16 +67,14 @@ export class PageCache {
       this.remove(key, entry);
       return undefined;
     }
-    // Re-insert to keep Map order as LRU order.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    this.entries.get(key);
     return entry.page;
   }
 
   set(key: string, inputs: PageInputs, page: RenderedPage): void {
     const bytes = page.bytes + key.length + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.budgetBytes / 16) return;
-    const previous = this.entries.get(key);
+    const previous = this.entries.peek(key);
     if (previous !== undefined) this.remove(key, previous);
     this.entries.set(key, {
       history: inputs.history,
@@ -87,8 +86,8 @@ export class PageCache {
       bytes,
     });
     this.bytes += bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
+    while (this.bytes > this.budgetBytes) {
+      const [oldest, entry] = this.entries.oldest()!;
       this.remove(oldest, entry);
     }
   }
@@ -112,7 +111,7 @@ export class PageCache {
   }
 
   private dropPrefix(prefix: string): void {
-    for (const [key, entry] of this.entries) if (key.startsWith(prefix)) this.remove(key, entry);
+    for (const [key, entry] of this.entries.entries()) if (key.startsWith(prefix)) this.remove(key, entry);
   }
 
   private remove(key: string, entry: Entry): void {

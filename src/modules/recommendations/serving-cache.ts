@@ -4,6 +4,8 @@
  * table object (a snapshot's table lives as long as the snapshot) and dropped whenever the table's items
  * revision moves (a catalogue change written into the snapshot), so a cached answer never outlives the data.
  */
+
+import { LruMap } from "../../shared/lru-map";
 import type { ItemPredicate } from "./filters";
 import { categoryMatcher, type ItemTable, normalizeCategory } from "./item-table";
 
@@ -19,8 +21,8 @@ export type CategorySort = "popularity" | "rating" | "price_asc" | "price_desc";
 
 interface TableCache {
   revision: number;
-  bases: Map<string, BaseEligibility>;
-  categories: Map<string, Int32Array>;
+  bases: LruMap<string, BaseEligibility>;
+  categories: LruMap<string, Int32Array>;
   popularityOrder: Int32Array | null;
 }
 
@@ -44,7 +46,7 @@ function cacheFor(table: ItemTable): TableCache {
   const revision = table.revision();
   let cache = caches.get(table);
   if (cache === undefined) {
-    cache = { revision, bases: new Map(), categories: new Map(), popularityOrder: null };
+    cache = { revision, bases: new LruMap(), categories: new LruMap(), popularityOrder: null };
     caches.set(table, cache);
   } else if (cache.revision !== revision) {
     // Popularity is trained (or loaded with the table) and does not move with catalogue edits.
@@ -55,11 +57,11 @@ function cacheFor(table: ItemTable): TableCache {
   return cache;
 }
 
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): V {
+function remember<V>(map: LruMap<string, V>, key: string, value: V, max: number): V {
   map.set(key, value);
   if (map.size > max) {
-    const oldest = map.keys().next().value;
-    if (oldest !== undefined) map.delete(oldest);
+    const oldest = map.oldest();
+    if (oldest !== undefined) map.delete(oldest[0]);
   }
   return value;
 }
@@ -79,11 +81,7 @@ export function baseEligibility(
   const key = `${inStockOnly ? 1 : 0}|${listMax}|${filterKey ?? ""}`;
   const cache = cacheFor(table);
   const hit = cacheable ? cache.bases.get(key) : undefined;
-  if (hit !== undefined) {
-    cache.bases.delete(key);
-    cache.bases.set(key, hit);
-    return hit;
-  }
+  if (hit !== undefined) return hit;
   const n = table.size;
   const mask = new Uint8Array(n);
   let count = 0;

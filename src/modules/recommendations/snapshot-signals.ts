@@ -8,6 +8,7 @@ import { DAYPARTS } from "../../engine";
 import { foldInUser } from "../../engine/fold-in";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
+import { LruMap } from "../../shared/lru-map";
 import type { Snapshot } from "../../snapshots/types";
 import type { EngineModel } from "../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
@@ -67,7 +68,7 @@ class EngineSignals implements ModelSignals {
   private factorNorms: Float32Array | null = null;
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
-  private readonly similarCache = new Map<number, ScoredItems>();
+  private readonly similarCache = new LruMap<number, ScoredItems>();
   private readonly dayparts: (Float32Array | undefined)[] = [];
   private contentRows: SparseRows | null | undefined;
 
@@ -164,9 +165,8 @@ class EngineSignals implements ModelSignals {
     const hit = this.similarCache.get(key);
     if (hit !== undefined) return hit;
     const found = this.findSimilar(item, k);
-    if (this.similarCache.size >= SIMILAR_CACHE_ENTRIES) {
-      this.similarCache.delete(this.similarCache.keys().next().value!);
-    }
+    if (this.similarCache.size >= SIMILAR_CACHE_ENTRIES)
+      this.similarCache.delete(this.similarCache.oldest()![0]);
     this.similarCache.set(key, found);
     return found;
   }
