@@ -1,8 +1,9 @@
 /**
- * Per-user work that only changes when the user's history does: the dense history, the folded-in user
- * vector and content profile, and the HNSW neighbours fetched for them. Memoised on the cached history
- * object itself, so it lives exactly as long as that cache entry: a recorded interaction or an erasure
- * drops the entry (and with it this memo), and a newly published model is a new table and signals.
+ * Per-user work that only changes when the user's history does: the dense history, the items never to
+ * recommend back, the folded-in user vector and content profile, and the HNSW neighbours fetched for them.
+ * Memoised on the cached history object itself, so it lives exactly as long as that cache entry: a recorded
+ * interaction or an erasure drops the entry (and with it this memo), and a newly published model is a new
+ * table and signals.
  */
 import { denseHistory, type TypedHistory } from "./blend";
 import type { UserHistory } from "./history-cache";
@@ -13,12 +14,15 @@ interface Memo {
   table: ItemTable;
   signals: ModelSignals | null;
   dense: TypedHistory;
+  historyItems?: ReadonlySet<number>;
   collab?: SignalQuery | null;
   content?: SignalQuery | null;
 }
 
 export interface UserSignals {
   dense: TypedHistory;
+  /** Every item the user interacted with, purchases of any age included: never recommended back. */
+  historyItems(): ReadonlySet<number>;
   collaborative(): SignalQuery | null;
   content(): SignalQuery | null;
 }
@@ -43,6 +47,10 @@ export function userSignals(
   const m = memo;
   return {
     dense: m.dense,
+    historyItems: () => {
+      if (m.historyItems === undefined) m.historyItems = historyItems(history, table, m.dense);
+      return m.historyItems;
+    },
     collaborative: () => {
       if (m.collab === undefined) m.collab = remember(signals?.collaborative(m.dense) ?? null);
       return m.collab;
@@ -52,6 +60,17 @@ export function userSignals(
       return m.content;
     },
   };
+}
+
+function historyItems(history: UserHistory, table: ItemTable, dense: TypedHistory): ReadonlySet<number> {
+  const items = new Set<number>();
+  // Indexed loops over typed arrays: for-of goes through the iterator protocol, measurably slower here.
+  for (let h = 0; h < dense.items.length; h++) items.add(dense.items[h]!);
+  for (const pid of history.purchased) {
+    const item = table.indexOf.get(pid);
+    if (item !== undefined) items.add(item);
+  }
+  return items;
 }
 
 function remember(query: SignalQuery | null): SignalQuery | null {
