@@ -62,7 +62,7 @@ export {
   type PopularityOptions,
 } from "./popularity";
 export { scoreForUser } from "./scoring";
-export { deserializeModel, modelArrayBytes, serializeModel } from "./serialize";
+export { deserializeModel, modelArrayBytes, nonZeroPositions, serializeModel } from "./serialize";
 export {
   type AnnFiles,
   annIndexes,

@@ -116,6 +116,17 @@ export function serializeModel(model: Model): Uint8Array {
   return out;
 }
 
+/** Non-zero positions (ascending) of the arrays `deserializeModel` expanded from their sparse form. */
+const expandedPositions = new WeakMap<Float32Array, Uint32Array>();
+
+/**
+ * Where `array` is non-zero, when it was loaded from the sparse form (undefined otherwise: scan it). Lets a
+ * caller building a sparse structure over a loaded array skip a pass over its zeros.
+ */
+export function nonZeroPositions(array: Float32Array): Uint32Array | undefined {
+  return expandedPositions.get(array);
+}
+
 /** Inverse of serializeModel. Arrays are views into `bytes` when it is 8-byte aligned (else one copy). */
 export function deserializeModel(bytes: Uint8Array): Model {
   if (bytes.byteOffset % 8 !== 0) bytes = bytes.slice();
@@ -139,6 +150,8 @@ export function deserializeModel(bytes: Uint8Array): Model {
     const values = new Float32Array(bytes.buffer as ArrayBuffer, align8(at + 4 * e.nnz), e.nnz);
     const dense = new Float32Array(e.length);
     for (let p = 0; p < e.nnz; p++) dense[positions[p]!] = values[p]!;
+    // Copied out of the artifact (a view would keep its whole buffer alive).
+    expandedPositions.set(dense, positions.slice());
     return dense;
   });
   const revive = (value: unknown): unknown => {

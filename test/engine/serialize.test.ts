@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Model } from "../../src/engine/model";
-import { deserializeModel, serializeModel } from "../../src/engine/serialize";
+import { deserializeModel, nonZeroPositions, serializeModel } from "../../src/engine/serialize";
+import { sparseRows } from "../../src/modules/recommendations/snapshot-signals";
 
 /** A stand-in model: the format stores any tree of plain values and typed arrays. */
 function modelWith(arrays: Record<string, unknown>): Model {
@@ -35,6 +36,20 @@ describe("model format", () => {
     expect(back.dense).toEqual(dense);
     expect(back.ints).toEqual(Int32Array.from([1, 2, 3]));
     expect(serializeModel(back as unknown as Model)).toEqual(bytes);
+  });
+
+  test("a loaded sparse array knows its non-zero positions; its rows read through them equal a full scan", () => {
+    const sparse = mostlyZeros(256_000, 25);
+    const back = deserializeModel(serializeModel(modelWith({ content: { vectors: sparse, dims: 256 } })));
+    const loaded = (back as unknown as { content: { vectors: Float32Array } }).content.vectors;
+    const expected = Uint32Array.from(sparse.keys()).filter((i) => sparse[i] !== 0);
+    expect(nonZeroPositions(loaded)).toEqual(expected);
+    expect(nonZeroPositions(sparse)).toBeUndefined();
+    const viaPositions = sparseRows(loaded, 1000, 256);
+    const viaScan = sparseRows(sparse, 1000, 256);
+    expect(viaPositions).not.toBeNull();
+    expect(viaPositions).toEqual(viaScan);
+    expect(viaScan!.indptr[1000]).toBe(expected.length);
   });
 
   test("small or dense arrays stay raw, and an all-zero array survives", () => {
