@@ -3,7 +3,7 @@
  * high-entropy, so a single SHA-256 is a sufficient and fast hash for lookup; only that hash, a display
  * prefix and the last characters are ever stored.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 
 export type ApiKeyKind = "secret" | "publishable";
 
@@ -42,7 +42,8 @@ export function generateApiKey(kind: ApiKeyKind): GeneratedKey {
 }
 
 export function hashApiKey(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  // Runs on every authenticated request: Bun's one-shot SHA-256 is several times cheaper than node:crypto's.
+  return Bun.SHA256.hash(value, "hex");
 }
 
 /** Cheap shape check so garbage never reaches the database. */

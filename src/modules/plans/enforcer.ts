@@ -35,11 +35,17 @@ export interface MonthWindow {
   readonly end: number;
 }
 
+let currentMonth: MonthWindow = { startDay: "", start: 0, end: 0 };
+
+/** The UTC calendar month containing `now` (called per request: the current month's window is reused). */
 export function monthWindow(now: number): MonthWindow {
+  if (now >= currentMonth.start && now < currentMonth.end) return currentMonth;
   const date = new Date(now);
   const start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
   const end = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
-  return { startDay: new Date(start).toISOString().slice(0, 10), start, end };
+  const window = { startDay: new Date(start).toISOString().slice(0, 10), start, end };
+  currentMonth = window;
+  return window;
 }
 
 interface EnforcerDeps {

@@ -27,7 +27,20 @@ export interface UsageMeter {
   stop(): Promise<void>;
 }
 
-export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+let dayStart = 0;
+let dayEnd = 0;
+let dayName = "";
+
+/** The UTC day of `at` as YYYY-MM-DD (called per request: the current day's name is reused). */
+export function utcDay(at: Date): string {
+  const t = at.getTime();
+  if (t >= dayStart && t < dayEnd) return dayName;
+  const name = at.toISOString().slice(0, 10);
+  dayStart = Date.parse(`${name}T00:00:00Z`);
+  dayEnd = dayStart + 86_400_000;
+  dayName = name;
+  return name;
+}
 
 export const emptyCounts = (): UsageCounts => ({
   requests: 0,
