@@ -84,8 +84,11 @@ export function authPlugin(deps: AppDeps) {
   return plugin;
 }
 
+/** The authenticated tenant rides on the Request from `transform` to `resolve` (see kernel.ts on why not a WeakMap). */
+const TENANT = Symbol("tenant");
+type WithTenant = Request & { [TENANT]?: TenantContext };
+
 function buildAuthPlugin(deps: AppDeps) {
-  const tenants = new WeakMap<Request, TenantContext>();
   return new Elysia({ name: "auth" }).macro({
     auth: (options: AuthOptions) => ({
       detail: { security: SECURITY[options.mode] },
@@ -102,10 +105,10 @@ function buildAuthPlugin(deps: AppDeps) {
           const pending = guard(tenant, guardRequest);
           if (pending !== undefined) await pending;
         }
-        tenants.set(request, tenant);
+        (request as WithTenant)[TENANT] = tenant;
       },
       resolve({ request }) {
-        const tenant = tenants.get(request);
+        const tenant = (request as WithTenant)[TENANT];
         if (tenant === undefined) throw new AppError("INTERNAL_ERROR", "Request was not authenticated");
         return { tenant };
       },

@@ -15,7 +15,13 @@ interface RequestState {
   status?: number;
 }
 
-const states = new WeakMap<Request, RequestState>();
+/**
+ * Each request's state rides on the Request object itself (a symbol-keyed property): a WeakMap entry per
+ * request would be one more weak reference for every garbage collection to process.
+ */
+const STATE = Symbol("request-state");
+type WithState = Request & { [STATE]?: RequestState };
+const stateOf = (request: Request): RequestState | undefined => (request as WithState)[STATE];
 const bootId = Math.floor(Math.random() * 36 ** 6)
   .toString(36)
   .padStart(6, "0");
@@ -24,7 +30,7 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The id of the request being served: in logs, the X-Request-Id header and every error body. */
 export function requestIdOf(request: Request): string {
-  return states.get(request)?.id ?? "unknown";
+  return stateOf(request)?.id ?? "unknown";
 }
 
 function startRequest(request: Request): RequestState {
@@ -32,7 +38,7 @@ function startRequest(request: Request): RequestState {
   const id =
     incoming !== null && INCOMING_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
   const state: RequestState = { id, startedAt: performance.now() };
-  states.set(request, state);
+  (request as WithState)[STATE] = state;
   return state;
 }
 
@@ -111,7 +117,7 @@ export function httpKernel(logger: Logger, metrics?: Metrics) {
       }
     })
     .onError({ as: "global" }, ({ code, error, request, set }) => {
-      const state = states.get(request) ?? startRequest(request);
+      const state = stateOf(request) ?? startRequest(request);
       const appError = toAppError(code, error, logger, request, state.id);
       state.status = appError.status;
       const response = errorResponse(appError, state.id);
@@ -120,7 +126,7 @@ export function httpKernel(logger: Logger, metrics?: Metrics) {
       return response;
     })
     .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
-      const state = states.get(request);
+      const state = stateOf(request);
       if (state === undefined) return;
       const status = state.status ?? (typeof set.status === "number" ? set.status : 200);
       const ms = performance.now() - state.startedAt;

@@ -140,6 +140,12 @@ describe("page cache behind the routes", () => {
     const second = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
     expect(first.status).toBe(200);
     expect(second.body).toEqual(first.body);
+    // The second answer is the first one's JSON text, sent with the same headers as any JSON response.
+    for (const res of [first, second]) {
+      expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+    }
+    expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
     await ctx.deps.recommendations.logs.flush();
     const logs = await ctx.deps.database.rows<{ n: number | string }>(
       sql`select count(*) as n from recommendation_logs where account_id = ${tenant.accountId}`,

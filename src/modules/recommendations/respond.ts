@@ -14,8 +14,19 @@ export interface RenderedPage {
   endUserId: number | null;
   itemIds: readonly string[];
   body: RecommendationPage;
-  /** Approximate size of the body in bytes (the page cache's budget). */
+  /** Approximate size of the body and its JSON text in bytes (the page cache's budget). */
   bytes: number;
+}
+
+/**
+ * The JSON text of each rendered body, made once with the page: a page served again from the page cache is
+ * sent as that text (see `preRenderedJson`) instead of being serialised again for every response.
+ */
+const jsonOfBody = new WeakMap<object, string>();
+
+/** The JSON text of a body `renderPage` made, for the route's response mapping; undefined for anything else. */
+export function preRenderedJson(value: unknown): string | undefined {
+  return typeof value === "object" && value !== null ? jsonOfBody.get(value) : undefined;
 }
 
 export function renderPage(
@@ -29,12 +40,15 @@ export function renderPage(
   for (const item of page.items) {
     bytes += 64 + item.externalId.length + item.name.length + (item.explanation?.length ?? 0);
   }
+  const body = { items: page.items, total: page.total, skip, limit };
+  const json = JSON.stringify(body);
+  jsonOfBody.set(body, json);
   return {
     endpoint,
     endUserId,
     itemIds: page.items.map((item) => item.externalId),
-    body: { items: page.items, total: page.total, skip, limit },
-    bytes,
+    body,
+    bytes: bytes + json.length,
   };
 }
 
