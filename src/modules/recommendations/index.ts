@@ -38,6 +38,24 @@ const decodeCategory = (raw: string): string => {
   }
 };
 
+/**
+ * Runs after the response schema check: a page's body goes out as the JSON text made when it was rendered
+ * (see respond.ts), with the status and headers set for the request. Elysia's Bun adapter sends a returned
+ * string as it is; its types only name a Response here.
+ */
+function sendPreRendered({
+  responseValue,
+  set,
+}: {
+  responseValue: unknown;
+  set: { headers: Record<string, string | number> };
+}): Response | undefined {
+  const json = preRenderedJson(responseValue);
+  if (json === undefined) return undefined;
+  set.headers["content-type"] = "application/json;charset=utf-8";
+  return json as unknown as Response;
+}
+
 export function recommendationsModule(deps: AppDeps) {
   const categoryDetail = {
     tags,
@@ -48,194 +66,186 @@ export function recommendationsModule(deps: AppDeps) {
       "interaction weight; default), `rating` (mean RATING value, unrated last), `price_asc` or `price_desc`. " +
       "Works without a trained model; no end-user history filter applies. `score` is the sort value.",
   };
-  return (
-    new Elysia({ ...ELYSIA_CONFIG, name: "recommendations", prefix: "/api/v1/recommendations" })
-      .use(authPlugin(deps))
-      // After the response schema check: a page's body goes out as the JSON text made when it was rendered.
-      .mapResponse(({ responseValue, set }) => {
-        const json = preRenderedJson(responseValue);
-        if (json === undefined) return undefined;
-        set.headers["content-type"] = "application/json;charset=utf-8";
-        return json as unknown as Response;
-      })
-      .post(
-        "/personalized/query",
-        ({ tenant, body }) => queryPersonalized({ ctx: tenant, deps, input: body }),
-        {
-          auth,
-          body: PersonalizedQuery,
-          response,
-          detail: {
-            tags,
-            summary: "Personalised recommendations",
-            description:
-              "Ranks the catalogue for one end user. The user's taste vector is folded in from their latest 200 " +
-              "interactions at request time, so an interaction recorded a moment ago changes the next answer. " +
-              "`strategy`: hybrid (default; collaborative + content + trending, weighted by `recommendation_goal`: " +
-              "user_engagement, conversion (adds bought-together), revenue (relevance × price), discovery " +
-              "(long tail)), content_based, collab, popularity. `model_variant: diverse` re-ranks for variety " +
-              "across categories and taste (MMR). `context.source_external_product_id` blends in products similar " +
-              "to it; `time_of_day` (daypart name, UTC hour or ISO date-time) leans the popularity signal towards " +
-              "what sells at that time of day (with a trained model); `location`, `device` and `page_type` are " +
-              "accepted but do not change the ranking. `filters` ({logic: and|or, filters: [{field, op, value}]}; fields category (eq includes " +
-              "sub-categories), price, brand, in_stock, rating, attributes.<key>; ops eq, ne, lt, lte, gt, gte, in, " +
-              "nin, contains) hold on every item; a bad field, op or value type is a 422. Products the user already " +
-              "interacted with (any type, dislikes included) and soft-deleted products never appear. Without a " +
-              "model or history: popularity within the user's preferred categories and price range, then the rest " +
-              "by popularity, then catalogue order — a full page, never an error; an end user unknown to the " +
-              "account is served that way (not a 404). `limit` defaults to 20; `total` counts every eligible " +
-              "product after filters and exclusions. Unknown body fields (e.g. training-only target scores or " +
-              "group ids) are a 422.",
+  return new Elysia({ ...ELYSIA_CONFIG, name: "recommendations", prefix: "/api/v1/recommendations" })
+    .use(authPlugin(deps))
+    .mapResponse(sendPreRendered)
+    .post(
+      "/personalized/query",
+      ({ tenant, body }) => queryPersonalized({ ctx: tenant, deps, input: body }),
+      {
+        auth,
+        body: PersonalizedQuery,
+        response,
+        detail: {
+          tags,
+          summary: "Personalised recommendations",
+          description:
+            "Ranks the catalogue for one end user. The user's taste vector is folded in from their latest 200 " +
+            "interactions at request time, so an interaction recorded a moment ago changes the next answer. " +
+            "`strategy`: hybrid (default; collaborative + content + trending, weighted by `recommendation_goal`: " +
+            "user_engagement, conversion (adds bought-together), revenue (relevance × price), discovery " +
+            "(long tail)), content_based, collab, popularity. `model_variant: diverse` re-ranks for variety " +
+            "across categories and taste (MMR). `context.source_external_product_id` blends in products similar " +
+            "to it; `time_of_day` (daypart name, UTC hour or ISO date-time) leans the popularity signal towards " +
+            "what sells at that time of day (with a trained model); `location`, `device` and `page_type` are " +
+            "accepted but do not change the ranking. `filters` ({logic: and|or, filters: [{field, op, value}]}; fields category (eq includes " +
+            "sub-categories), price, brand, in_stock, rating, attributes.<key>; ops eq, ne, lt, lte, gt, gte, in, " +
+            "nin, contains) hold on every item; a bad field, op or value type is a 422. Products the user already " +
+            "interacted with (any type, dislikes included) and soft-deleted products never appear. Without a " +
+            "model or history: popularity within the user's preferred categories and price range, then the rest " +
+            "by popularity, then catalogue order — a full page, never an error; an end user unknown to the " +
+            "account is served that way (not a 404). `limit` defaults to 20; `total` counts every eligible " +
+            "product after filters and exclusions. Unknown body fields (e.g. training-only target scores or " +
+            "group ids) are a 422.",
+        },
+      },
+    )
+    .get(
+      "/category/:category",
+      ({ tenant, params, query }) =>
+        listCategory({
+          ctx: tenant,
+          deps,
+          input: {
+            category: decodeCategory(params.category),
+            sortBy: query.sort_by,
+            skip: query.skip,
+            limit: query.limit,
           },
-        },
-      )
-      .get(
-        "/category/:category",
-        ({ tenant, params, query }) =>
-          listCategory({
-            ctx: tenant,
-            deps,
-            input: {
-              category: decodeCategory(params.category),
-              sortBy: query.sort_by,
-              skip: query.skip,
-              limit: query.limit,
-            },
-          }),
-        { auth, params: CategoryParams, query: CategoryQuery, response, detail: categoryDetail },
-      )
-      .get(
-        "/category/*",
-        ({ tenant, params, query }) =>
-          listCategory({
-            ctx: tenant,
-            deps,
-            input: {
-              category: decodeCategory(params["*"]),
-              sortBy: query.sort_by,
-              skip: query.skip,
-              limit: query.limit,
-            },
-          }),
-        {
-          auth,
-          params: t.Object({ "*": t.String({ minLength: 1, maxLength: 255 }) }),
-          query: CategoryQuery,
-          response,
-          detail: { ...categoryDetail, hide: true },
-        },
-      )
-      .get(
-        "/products/external/:external_product_id/similar",
-        ({ tenant, params, query }) =>
-          listSimilar({
-            ctx: tenant,
-            deps,
-            input: {
-              externalProductId: params.external_product_id,
-              skip: query.skip,
-              limit: query.limit,
-              includeExplanation: query.include_explanation,
-              explanationLevel: query.explanation_level,
-            },
-          }),
-        {
-          auth,
-          params: SimilarParams,
-          query: SimilarQuery,
-          response,
-          detail: {
-            tags,
-            summary: "Products similar to a product",
-            description:
-              "Collaborative and content similarity from the trained model (category and brand closeness without " +
-              "one); the product itself is excluded and no end-user history filter applies. `include_explanation` " +
-              "adds a sentence (`explanation_level=detailed` appends the signal and score). Unknown or deleted " +
-              "products answer 404. Defaults: limit 100, skip 0.",
+        }),
+      { auth, params: CategoryParams, query: CategoryQuery, response, detail: categoryDetail },
+    )
+    .get(
+      "/category/*",
+      ({ tenant, params, query }) =>
+        listCategory({
+          ctx: tenant,
+          deps,
+          input: {
+            category: decodeCategory(params["*"]),
+            sortBy: query.sort_by,
+            skip: query.skip,
+            limit: query.limit,
           },
-        },
-      )
-      .post(
-        "/ecommerce/homepage",
-        ({ tenant, body }) => recommendPreset({ ctx: tenant, deps, input: { preset: "homepage", body } }),
-        {
-          auth,
-          body: PresetBody,
-          response,
-          detail: {
-            tags,
-            summary: "Homepage preset",
-            description: `Relevance-focused, in-stock products only, no explanations; default limit 12.${PRESET_NOTE}`,
+        }),
+      {
+        auth,
+        params: t.Object({ "*": t.String({ minLength: 1, maxLength: 255 }) }),
+        query: CategoryQuery,
+        response,
+        detail: { ...categoryDetail, hide: true },
+      },
+    )
+    .get(
+      "/products/external/:external_product_id/similar",
+      ({ tenant, params, query }) =>
+        listSimilar({
+          ctx: tenant,
+          deps,
+          input: {
+            externalProductId: params.external_product_id,
+            skip: query.skip,
+            limit: query.limit,
+            includeExplanation: query.include_explanation,
+            explanationLevel: query.explanation_level,
           },
+        }),
+      {
+        auth,
+        params: SimilarParams,
+        query: SimilarQuery,
+        response,
+        detail: {
+          tags,
+          summary: "Products similar to a product",
+          description:
+            "Collaborative and content similarity from the trained model (category and brand closeness without " +
+            "one); the product itself is excluded and no end-user history filter applies. `include_explanation` " +
+            "adds a sentence (`explanation_level=detailed` appends the signal and score). Unknown or deleted " +
+            "products answer 404. Defaults: limit 100, skip 0.",
         },
-      )
-      .post(
-        "/ecommerce/product-page",
-        ({ tenant, body, query }) =>
-          recommendPreset({
-            ctx: tenant,
-            deps,
-            input: { preset: "product-page", body, currentProductId: query.current_product_id },
-          }),
-        {
-          auth,
-          body: PresetBody,
-          query: ProductPageQuery,
-          response,
-          detail: {
-            tags,
-            summary: "Product-page preset",
-            description:
-              "Engagement-focused: products similar to `current_product_id` (required; 404 when unknown), which " +
-              `is itself excluded; with explanations; default limit 8.${PRESET_NOTE}`,
-          },
+      },
+    )
+    .post(
+      "/ecommerce/homepage",
+      ({ tenant, body }) => recommendPreset({ ctx: tenant, deps, input: { preset: "homepage", body } }),
+      {
+        auth,
+        body: PresetBody,
+        response,
+        detail: {
+          tags,
+          summary: "Homepage preset",
+          description: `Relevance-focused, in-stock products only, no explanations; default limit 12.${PRESET_NOTE}`,
         },
-      )
-      .post(
-        "/ecommerce/cart",
-        ({ tenant, body, query }) =>
-          recommendPreset({
-            ctx: tenant,
-            deps,
-            input: { preset: "cart", body, cartItems: query.cart_items },
-          }),
-        {
-          auth,
-          body: PresetBody,
-          query: CartQuery,
-          response,
-          detail: {
-            tags,
-            summary: "Cart preset",
-            description:
-              "Complementary products (often bought together with the cart, from co-occurrence), in stock, with " +
-              "explanations; the `cart_items` (optional, repeated once per product external id; unknown ids " +
-              `ignored) are excluded; default limit 6.${PRESET_NOTE}`,
-          },
+      },
+    )
+    .post(
+      "/ecommerce/product-page",
+      ({ tenant, body, query }) =>
+        recommendPreset({
+          ctx: tenant,
+          deps,
+          input: { preset: "product-page", body, currentProductId: query.current_product_id },
+        }),
+      {
+        auth,
+        body: PresetBody,
+        query: ProductPageQuery,
+        response,
+        detail: {
+          tags,
+          summary: "Product-page preset",
+          description:
+            "Engagement-focused: products similar to `current_product_id` (required; 404 when unknown), which " +
+            `is itself excluded; with explanations; default limit 8.${PRESET_NOTE}`,
         },
-      )
-      .post(
-        "/ecommerce/checkout",
-        ({ tenant, body, query }) =>
-          recommendPreset({
-            ctx: tenant,
-            deps,
-            input: { preset: "checkout", body, orderValue: query.order_value },
-          }),
-        {
-          auth,
-          body: PresetBody,
-          query: CheckoutQuery,
-          response,
-          detail: {
-            tags,
-            summary: "Checkout preset",
-            description:
-              "Quick-add products: popular, in stock, bought together with what the user recently carted or " +
-              "bought, each priced at most 30% of `order_value` (optional; without it no cap applies); with " +
-              `explanations; default limit 4.${PRESET_NOTE}`,
-          },
+      },
+    )
+    .post(
+      "/ecommerce/cart",
+      ({ tenant, body, query }) =>
+        recommendPreset({
+          ctx: tenant,
+          deps,
+          input: { preset: "cart", body, cartItems: query.cart_items },
+        }),
+      {
+        auth,
+        body: PresetBody,
+        query: CartQuery,
+        response,
+        detail: {
+          tags,
+          summary: "Cart preset",
+          description:
+            "Complementary products (often bought together with the cart, from co-occurrence), in stock, with " +
+            "explanations; the `cart_items` (optional, repeated once per product external id; unknown ids " +
+            `ignored) are excluded; default limit 6.${PRESET_NOTE}`,
         },
-      )
-  );
+      },
+    )
+    .post(
+      "/ecommerce/checkout",
+      ({ tenant, body, query }) =>
+        recommendPreset({
+          ctx: tenant,
+          deps,
+          input: { preset: "checkout", body, orderValue: query.order_value },
+        }),
+      {
+        auth,
+        body: PresetBody,
+        query: CheckoutQuery,
+        response,
+        detail: {
+          tags,
+          summary: "Checkout preset",
+          description:
+            "Quick-add products: popular, in stock, bought together with what the user recently carted or " +
+            "bought, each priced at most 30% of `order_value` (optional; without it no cap applies); with " +
+            `explanations; default limit 4.${PRESET_NOTE}`,
+        },
+      },
+    );
 }
