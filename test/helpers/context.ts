@@ -5,6 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { type AppDeps, createDeps, type Lifecycle } from "../../src/deps";
@@ -38,14 +39,38 @@ export interface TestContext {
 
 export const usingPostgres = (): boolean => process.env.TEST_DATABASE_URL !== undefined;
 
+let isolatedDatabases = 0;
+
+/**
+ * A database of its own next to TEST_DATABASE_URL's, dropped by `drop`. Contexts with their own plan table
+ * use one: on a shared database another context's job worker could claim their bulk jobs and apply its own
+ * plans' caps and usage meter, a disagreement no two processes of one deployment have.
+ */
+async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL!;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  const name = `${new URL(base).pathname.slice(1)}_own_${++isolatedDatabases}`;
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
+
 export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
+  const own = usingPostgres() && env.PLANS_FILE !== undefined ? await isolatedDatabase() : undefined;
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: "debug",
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     PUBLIC_BASE_URL: "http://localhost:8000",
-    ...(usingPostgres() ? { DATABASE_URL: process.env.TEST_DATABASE_URL } : {}),
+    ...(usingPostgres() ? { DATABASE_URL: own?.url ?? process.env.TEST_DATABASE_URL } : {}),
     ...env,
   });
   const logs: string[] = [];
@@ -84,7 +109,11 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   };
 
-  return { app, deps, logs, request, close: () => deps.stop() };
+  const close = async () => {
+    await deps.stop();
+    await own?.drop();
+  };
+  return { app, deps, logs, request, close };
 }
 
 let shared: Promise<TestContext> | undefined;
