@@ -7,7 +7,7 @@
  * Beside each artifact its HNSW indexes are kept as files of their own (`<account>-<model>.<name>.hnsw`,
  * written by the first load): hnswlib reads them in place, so a load neither copies the index bytes out of
  * the artifact nor writes them to a temporary file. The artifact itself is memory-mapped, so the index
- * sections it also holds are not even read.
+ * sections it also holds are not read (beyond the few windows compared with the index files).
  */
 import { mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
