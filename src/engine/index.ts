@@ -62,7 +62,13 @@ export {
   type PopularityOptions,
 } from "./popularity";
 export { scoreForUser } from "./scoring";
-export { deserializeModel, modelArrayBytes, nonZeroPositions, serializeModel } from "./serialize";
+export {
+  deserializeModel,
+  modelArrayBytes,
+  nonZeroPositions,
+  releaseNonZeroPositions,
+  serializeModel,
+} from "./serialize";
 export {
   type AnnFiles,
   annIndexes,

@@ -127,6 +127,11 @@ export function nonZeroPositions(array: Float32Array): Uint32Array | undefined {
   return expandedPositions.get(array);
 }
 
+/** Drops the positions kept for `array` once the caller has built what it needed from them. */
+export function releaseNonZeroPositions(array: Float32Array): void {
+  expandedPositions.delete(array);
+}
+
 /** Inverse of serializeModel. Arrays are views into `bytes` when it is 8-byte aligned (else one copy). */
 export function deserializeModel(bytes: Uint8Array): Model {
   if (bytes.byteOffset % 8 !== 0) bytes = bytes.slice();

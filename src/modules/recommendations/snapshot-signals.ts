@@ -4,7 +4,7 @@
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
 import type { Database } from "../../db/client";
-import { DAYPARTS, nonZeroPositions } from "../../engine";
+import { DAYPARTS, nonZeroPositions, releaseNonZeroPositions } from "../../engine";
 import { foldInUser } from "../../engine/fold-in";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
@@ -84,6 +84,8 @@ export function sparseRows(vectors: Float32Array, n: number, dims: number): Spar
       data[p] = vectors[at]!;
     }
     for (let i = 0; i < n; i++) indptr[i + 1]! += indptr[i]!;
+    // Built once per snapshot: the positions need not outlive it.
+    releaseNonZeroPositions(vectors);
     return { indptr, indices, data };
   }
   let p = 0;
