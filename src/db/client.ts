@@ -24,8 +24,20 @@ export interface Database {
   readonly db: Db;
   /** Runs a statement and returns its rows, whichever driver is underneath. */
   rows<T = Record<string, unknown>>(query: SQL, on?: DbOrTx): Promise<T[]>;
-  /** Subscribes to a NOTIFY channel; returns the unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** This handle's id among the processes that share the database. */
+  readonly instanceId: string;
+  /**
+   * Subscribes to a NOTIFY channel; returns the unsubscribe function. A `visible` subscription is made on a
+   * connection of its own that names the channel and this handle, so other processes can list it
+   * (`listeners`) and know whom to wait for.
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    options?: { visible?: boolean },
+  ): Promise<() => Promise<void>>;
+  /** The instance ids of the other handles with a visible subscription to the channel (none on PGlite). */
+  listeners(channel: string): Promise<string[]>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -45,6 +57,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     : openPostgres(options.url, options);
 }
 
+/** A process-unique id; short, as Postgres keeps only 63 bytes of a connection's application_name. */
+function newInstanceId(): string {
+  return `${process.pid.toString(36)}.${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** The application_name of a visible subscription's connection: `rs-listen:<channel>:<instance id>`. */
+const visibleListenerName = (channel: string, instanceId: string) => `rs-listen:${channel}:${instanceId}`;
+
 function rowsOf<T>(result: unknown): T[] {
   // postgres.js returns an array-like result; PGlite returns {rows}.
   if (Array.isArray(result)) return result as T[];
@@ -57,6 +77,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
+    instanceId: newInstanceId(),
     rows: async <T>(query: SQL, on: DbOrTx = db) => rowsOf<T>(await on.execute(query)),
     listen: async (channel, onPayload) => {
       const unlisten = await client.listen(channel, onPayload);
@@ -64,6 +85,8 @@ async function openPglite(dataDir: string): Promise<Database> {
         if (!client.closed) await unlisten();
       };
     },
+    // An embedded database belongs to this one process: there is nobody else to list.
+    listeners: async () => [],
     notify: async (channel, payload) => {
       await db.execute(sql`select pg_notify(${channel}, ${payload})`);
     },
@@ -81,21 +104,59 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     connection: { application_name: "recommendation-service" },
   });
   const db = drizzlePostgres({ client, schema }) as unknown as Db;
+  const instanceId = newInstanceId();
+  /** One connection per visibly subscribed channel, named after it; closed with its last subscription. */
+  const visible = new Map<string, { client: postgres.Sql; subscriptions: number }>();
+  const subscribeVisibly = async (channel: string, onPayload: (payload: string) => void) => {
+    let entry = visible.get(channel);
+    if (entry === undefined) {
+      entry = {
+        client: postgres(url, {
+          max: 1,
+          onnotice: () => {},
+          connection: { application_name: visibleListenerName(channel, instanceId) },
+        }),
+        subscriptions: 0,
+      };
+      visible.set(channel, entry);
+    }
+    const owner = entry;
+    owner.subscriptions++;
+    const subscription = await owner.client.listen(channel, onPayload);
+    return async () => {
+      await subscription.unlisten();
+      if (--owner.subscriptions === 0 && visible.get(channel) === owner) {
+        visible.delete(channel);
+        await owner.client.end({ timeout: 5 });
+      }
+    };
+  };
   return {
     kind: "postgres",
     db,
+    instanceId,
     rows: async <T>(query: SQL, on: DbOrTx = db) => rowsOf<T>(await on.execute(query)),
-    listen: async (channel, onPayload) => {
+    listen: async (channel, onPayload, options) => {
+      if (options?.visible === true) return subscribeVisibly(channel, onPayload);
       const subscription = await client.listen(channel, onPayload);
       return async () => {
         await subscription.unlisten();
       };
     },
+    listeners: async (channel) => {
+      const prefix = visibleListenerName(channel, "");
+      const rows = await client<{ name: string }[]>`
+        select distinct application_name as name from pg_stat_activity
+        where datname = current_database() and left(application_name, ${prefix.length}) = ${prefix}`;
+      return rows.map((row) => row.name.slice(prefix.length)).filter((id) => id !== instanceId);
+    },
     notify: async (channel, payload) => {
       await client.notify(channel, payload);
     },
     close: async () => {
-      await client.end({ timeout: 5 });
+      const dedicated = [...visible.values()].map((entry) => entry.client.end({ timeout: 5 }));
+      visible.clear();
+      await Promise.all([client.end({ timeout: 5 }), ...dedicated]);
     },
   };
 }

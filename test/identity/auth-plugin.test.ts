@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { OPENAPI_PATH } from "../../src/app";
+import { openDatabase } from "../../src/db/client";
 import { ApiKeyCache } from "../../src/modules/api-keys/key-cache";
 import { hashApiKey } from "../../src/modules/api-keys/key-material";
+import { createLogger } from "../../src/shared/logger";
 import { createTestContext, sharedTestContext, usingPostgres } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import { createKey, registerTenant } from "../helpers/tenant";
@@ -148,12 +150,16 @@ describe("revocation across processes", () => {
     await b.start();
     try {
       expect(await b.resolve(hash)).toBeDefined();
+      // Heard on the caches' own connection, after them: b has evicted by the time this resolves.
+      let hear = () => {};
       const heard = new Promise<void>((resolve) => {
-        void ctx.deps.database.listen("api_key_revoked", () => resolve());
+        hear = resolve;
       });
+      const unlisten = await ctx.deps.database.listen("api_key_revoked", () => hear(), { visible: true });
       await ctx.deps.database.rows(sql`update api_keys set revoked_at = now() where id = ${key.id}`);
       await a.revoked({ keyIds: [key.id] });
       await heard;
+      await unlisten();
       expect(await b.resolve(hash)).toBeUndefined();
     } finally {
       await a.stop();
@@ -161,28 +167,66 @@ describe("revocation across processes", () => {
     }
   });
 
-  test.if(usingPostgres())("a key revoked through one service process fails in another process", async () => {
-    const one = await sharedTestContext();
-    const two = await createTestContext();
-    try {
-      const tenant = await registerTenant(one);
-      const key = await createKey(one, tenant.token);
-      expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: key.apiKey })).status).toBe(200);
-      const heard = new Promise<void>((resolve) => {
-        void two.deps.database.listen("api_key_revoked", () => resolve());
-      });
-      expect(
-        (await one.request("DELETE", `/api/v1/api-keys/${key.id}`, { token: tenant.token })).status,
-      ).toBe(204);
-      await heard;
-      expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: key.apiKey })).status).toBe(401);
-      expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: tenant.apiKey })).status).toBe(
-        200,
+  test.if(usingPostgres())(
+    "a key revoked through one service process fails in another process at once",
+    async () => {
+      const one = await sharedTestContext();
+      const two = await createTestContext();
+      try {
+        const tenant = await registerTenant(one);
+        const key = await createKey(one, tenant.token);
+        expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: key.apiKey })).status).toBe(
+          200,
+        );
+        expect(await one.deps.database.listeners("api_key_revoked")).toContain(two.deps.database.instanceId);
+        expect(
+          (await one.request("DELETE", `/api/v1/api-keys/${key.id}`, { token: tenant.token })).status,
+        ).toBe(204);
+        // The revocation returned only once the other process acknowledged it: no waiting for the notice.
+        expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: key.apiKey })).status).toBe(
+          401,
+        );
+        expect((await two.request("GET", "/api/v1/api-keys/current", { apiKey: tenant.apiKey })).status).toBe(
+          200,
+        );
+      } finally {
+        await two.close();
+      }
+    },
+  );
+  test.if(usingPostgres())(
+    "a process that hears the revocation but never acknowledges it holds it up only for the timeout, and is reported",
+    async () => {
+      const ctx = await sharedTestContext();
+      const silent = await openDatabase({ url: process.env.TEST_DATABASE_URL, maxConnections: 1 });
+      const lines: string[] = [];
+      const cache = new ApiKeyCache(
+        ctx.deps.database,
+        createLogger("error", (line) => lines.push(line)),
+        300,
       );
-    } finally {
-      await two.close();
-    }
-  });
+      await cache.start();
+      try {
+        await silent.listen("api_key_revoked", () => {}, { visible: true });
+        expect(await ctx.deps.database.listeners("api_key_revoked")).toContain(silent.instanceId);
+        const started = performance.now();
+        await cache.revoked({ keyIds: [0] });
+        expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+        expect(
+          lines.some((line) => line.includes("not acknowledged") && line.includes(silent.instanceId)),
+        ).toBe(true);
+        // Once that process is gone there is nobody to wait for.
+        await silent.close();
+        lines.length = 0;
+        await cache.revoked({ keyIds: [0] });
+        expect(await ctx.deps.database.listeners("api_key_revoked")).not.toContain(silent.instanceId);
+        expect(lines).toEqual([]);
+      } finally {
+        await cache.stop();
+        await silent.close();
+      }
+    },
+  );
 });
 
 describe("OpenAPI", () => {
