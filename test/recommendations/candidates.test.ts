@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { denseHistory } from "../../src/modules/recommendations/blend";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/history-sync";
 import { rank } from "../../src/modules/recommendations/rank";
 import { sourceLabels } from "../../src/modules/recommendations/strategy";
@@ -138,6 +139,28 @@ describe("candidate path (HNSW) versus scoring every item", () => {
     expect(topCalls).toBe(1);
     expect(viaAnn.items.map((i) => i.externalId)).toEqual(exact.items.map((i) => i.externalId));
     expect(viaAnn.total).toBe(exact.total);
+  });
+
+  test("an item the HNSW search returned is scored from the similarity the search computed, equal to the dot product", async () => {
+    const service = ctx.deps.recommendations;
+    const view = await service.view(tenant.accountId);
+    const history = await service.histories.get(tenant.accountId, "u-3");
+    const dense = denseHistory(view.table, history);
+    for (const signal of ["collaborative", "content"] as const) {
+      // A query whose search has run scores from what it remembered; a fresh one computes every dot product.
+      const searched = view.signals![signal](dense)!;
+      const computed = view.signals![signal](dense)!;
+      const items = searched.top(15);
+      expect(items.length).toBe(15);
+      const remembered = new Float32Array(items.length);
+      const direct = new Float32Array(items.length);
+      searched.scoreInto!(items, remembered);
+      computed.scoreInto!(items, direct);
+      for (let p = 0; p < items.length; p++) {
+        expect(remembered[p]!).toBeCloseTo(direct[p]!, 4);
+        expect(direct[p]!).toBeCloseTo(computed.score(items[p]!), 5);
+      }
+    }
   });
 
   test("a selective filter is answered by scoring its matches: same items, filter holds, exact total", async () => {

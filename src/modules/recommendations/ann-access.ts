@@ -4,7 +4,7 @@
  * e.g. by a low `candidateMinItems`), plus a plain top-k search without a JS filter callback (eligibility is
  * checked afterwards on the few items returned, which is far cheaper than a callback per visited node).
  */
-import { type AnnIndex, annIndexes, buildAnnIndex } from "../../engine";
+import { type AnnIndex, annIndexes, buildAnnIndex, type Neighbours } from "../../engine";
 import type { EngineModel } from "../../training/engine-api";
 
 /**
@@ -41,11 +41,19 @@ export function contentIndex(model: EngineModel): AnnIndex | null {
   return cache.content;
 }
 
-/** Up to `k` labels nearest to `query`, best first. */
-export function annTop(ix: AnnIndex, query: Float32Array, k: number): Int32Array {
+/**
+ * Up to `k` labels nearest to `query`, best first, with their similarity as the index computed it (inner
+ * product in an "ip" index, cosine in a "cosine" one).
+ */
+export function annTop(ix: AnnIndex, query: Float32Array, k: number): Neighbours {
   const kk = Math.min(k, ix.index.getCurrentCount());
-  if (kk <= 0) return new Int32Array(0);
+  if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
   // ef bounds the candidate list of the walk; it must be at least k for k results.
   ix.index.setEf(Math.max(ix.options.efSearch, kk));
-  return Int32Array.from(ix.index.searchKnn(Array.from(query), kk).neighbors);
+  const found = ix.index.searchKnn(Array.from(query), kk);
+  // hnswlib reports distances, 1 − similarity for both spaces.
+  return {
+    items: Int32Array.from(found.neighbors),
+    scores: Float32Array.from(found.distances, (d) => 1 - d),
+  };
 }

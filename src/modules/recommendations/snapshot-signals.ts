@@ -12,6 +12,7 @@ import { LruMap } from "../../shared/lru-map";
 import type { Snapshot } from "../../snapshots/types";
 import type { EngineModel } from "../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
+import { KnownScores } from "./known-scores";
 import type { ServingView } from "./service";
 import type { DenseHistory, ModelSignals, ScoredItems, SignalQuery } from "./signals";
 import { snapshotTable } from "./snapshot-table";
@@ -144,15 +145,23 @@ class EngineSignals implements ModelSignals {
     if (!als) return null;
     const x = foldInUser(als, history);
     const score = (i: number) => dot(x, als.itemFactors, i * als.k, als.k);
+    // The factor index is an inner-product one: its similarities are these very scores.
+    const known = new KnownScores();
     return {
       score,
       scoreInto: (items, out) => {
         const { itemFactors, k } = als;
-        for (let p = 0; p < items.length; p++) out[p] = rowDot(x, 0, itemFactors, items[p]! * k, k);
+        for (let p = 0; p < items.length; p++) {
+          const s = known.get(items[p]!);
+          out[p] = Number.isNaN(s) ? rowDot(x, 0, itemFactors, items[p]! * k, k) : s;
+        }
       },
       top: (k) => {
         const ix = factorIndex(model);
-        return ix ? annTop(ix, x, k) : this.scanTop("collab", score, k);
+        if (ix === null) return this.scanTop("collab", score, k);
+        const found = annTop(ix, x, k);
+        known.remember(found);
+        return found.items;
       },
     };
   }
@@ -183,13 +192,19 @@ class EngineSignals implements ModelSignals {
           return sum;
         }
       : (i: number) => dot(profile, c.vectors, i * c.dims, c.dims);
+    // Item vectors are unit length (or zero and left out of the index): a dot product with the profile is
+    // the index's cosine times the profile's length.
+    const known = new KnownScores();
     const scoreInto = sparse
       ? (items: Int32Array, out: Float32Array) => {
           const { indptr, indices, data } = sparse;
           for (let q = 0; q < items.length; q++) {
             const i = items[q]!;
-            let sum = 0;
-            for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
+            let sum = known.get(i);
+            if (Number.isNaN(sum)) {
+              sum = 0;
+              for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
+            }
             out[q] = sum;
           }
         }
@@ -198,9 +213,11 @@ class EngineSignals implements ModelSignals {
       score,
       ...(scoreInto ? { scoreInto } : {}),
       top: (k) => {
-        // Item vectors are unit length (or zero and left out of the index): cosine order is dot order.
         const ix = contentIndex(model);
-        return ix ? annTop(ix, profile, k) : this.scanTop("content", score, k);
+        if (ix === null) return this.scanTop("content", score, k);
+        const found = annTop(ix, profile, k);
+        known.remember(found, Math.hypot(...profile));
+        return found.items;
       },
     };
   }
@@ -307,11 +324,11 @@ class EngineSignals implements ModelSignals {
     const out = new Set<number>();
     if (factors && model.als) {
       const q = model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k);
-      for (const i of annTop(factors, q, k)) out.add(i);
+      for (const i of annTop(factors, q, k).items) out.add(i);
     }
     if (content && model.content) {
       const q = model.content.vectors.subarray(item * model.content.dims, (item + 1) * model.content.dims);
-      for (const i of annTop(content, q, k)) out.add(i);
+      for (const i of annTop(content, q, k).items) out.add(i);
     }
     return Int32Array.from(out);
   }
