@@ -138,6 +138,32 @@ describe("recommendation logs", () => {
     );
   });
 
+  test("item ids are stored exactly as shown, whatever their characters, once per response", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(2));
+    await interact(ctx, tenant, "quoted", "p1");
+    const [user] = await ctx.deps.database.rows<{ id: number | string }>(sql`
+      select id from end_users where account_id = ${tenant.accountId} and external_id = 'quoted'`);
+    const shown = ['say "hi"', "back\\slash", "naïve ☕", "tab\tline\nbreak", "</script>"];
+    const logs = ctx.deps.recommendations.logs;
+    // The same list object twice, as a page served again from the page cache is logged.
+    for (let n = 0; n < 2; n++)
+      logs.enqueue({
+        accountId: tenant.accountId,
+        endUserId: Number(user!.id),
+        endpoint: 'odd "name"',
+        items: shown,
+      });
+    await logs.flush();
+    const rows = await ctx.deps.database.rows<{ endpoint: string; items: unknown }>(sql`
+      select endpoint, items from recommendation_logs where account_id = ${tenant.accountId} order by id`);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row.endpoint).toBe('odd "name"');
+      expect(typeof row.items === "string" ? JSON.parse(row.items) : row.items).toEqual(shown);
+    }
+  });
+
   test("each response is logged per existing end user in the background", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(5));

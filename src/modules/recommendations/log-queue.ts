@@ -89,9 +89,7 @@ export class RecommendationLogQueue {
       });
       this.dropped = 0;
     }
-    const payload = JSON.stringify(
-      batch.map((e) => ({ a: e.accountId, u: e.endUserId, e: e.endpoint, i: e.items })),
-    );
+    const payload = batchJson(batch);
     try {
       try {
         // The foreign key already checks each end user; a batch naming one erased since it was queued fails
@@ -112,6 +110,33 @@ export class RecommendationLogQueue {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
     }
   }
+}
+
+/**
+ * A page served again from the page cache is logged with the very same item list each time: its JSON is
+ * made once per list (and per endpoint name), and a batch is joined from those pieces rather than
+ * serialised whole, which would also hold the event loop for a large batch.
+ */
+const listJson = new WeakMap<readonly string[], string>();
+const endpointJson = new Map<string, string>();
+
+function batchJson(batch: readonly RecommendationLogEntry[]): string {
+  const rows: string[] = new Array(batch.length);
+  for (let r = 0; r < batch.length; r++) {
+    const entry = batch[r]!;
+    let items = listJson.get(entry.items);
+    if (items === undefined) {
+      items = JSON.stringify(entry.items);
+      listJson.set(entry.items, items);
+    }
+    let endpoint = endpointJson.get(entry.endpoint);
+    if (endpoint === undefined) {
+      endpoint = JSON.stringify(entry.endpoint);
+      if (endpointJson.size < 64) endpointJson.set(entry.endpoint, endpoint);
+    }
+    rows[r] = `{"a":${entry.accountId},"u":${entry.endUserId},"e":${endpoint},"i":${items}}`;
+  }
+  return `[${rows.join(",")}]`;
 }
 
 /** SQLSTATE 23503, as postgres.js and PGlite report it (drizzle may wrap the driver's error in `cause`). */
