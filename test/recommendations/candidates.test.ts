@@ -98,6 +98,7 @@ describe("candidate path (HNSW) versus scoring every item", () => {
     expect(view.signals).not.toBeNull();
     const signals = view.signals!;
     let topCalls = 0;
+    let scored = 0;
     const counting = Object.create(signals) as typeof signals;
     counting.collaborative = (dense) => {
       const query = signals.collaborative(dense);
@@ -106,7 +107,11 @@ describe("candidate path (HNSW) versus scoring every item", () => {
         topCalls++;
         return query.top(k);
       };
-      return { score: query.score, top };
+      const score = (item: number) => {
+        scored++;
+        return query.score(item);
+      };
+      return { score, top };
     };
     const plan = {
       table: view.table,
@@ -132,11 +137,14 @@ describe("candidate path (HNSW) versus scoring every item", () => {
       tuning: { candidateMinItems: 1e9, selectiveMaxItems: 0 },
     });
     expect(topCalls).toBe(0);
+    scored = 0;
     const viaAnn = rank({
       ...plan,
       tuning: { candidateMinItems: 0, selectiveMaxItems: 0 },
     });
     expect(topCalls).toBe(1);
+    // The only signal contributes its best eligible items, twice the page, and only those are scored.
+    expect(scored).toBe(2 * plan.limit);
     expect(viaAnn.items.map((i) => i.externalId)).toEqual(exact.items.map((i) => i.externalId));
     expect(viaAnn.total).toBe(exact.total);
   });

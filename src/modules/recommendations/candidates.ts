@@ -56,8 +56,10 @@ export function gatherCandidates(
       out.push(item);
     }
   };
-  // Twice the page from each index survives the exclusions and the filter; start small (most of a long
-  // history is not among the user's nearest items) and widen only when too few survive.
+  // Each index contributes its best eligible items, twice the page: the search asks for more to make up for
+  // exclusions and the filter, starting small (most of a long history is not among the user's nearest items)
+  // and widening only when too few survive. What the search returns past those is not scored: an item
+  // ranked below twice the page by its strongest signal practically never reaches the page.
   const target = 2 * pool;
   const widest = Math.min(
     MAX_ANN_CANDIDATES,
@@ -71,7 +73,7 @@ export function gatherCandidates(
     for (;;) {
       const top = query.top(k);
       let found = 0;
-      for (let j = 0; j < top.length; j++) {
+      for (let j = 0; j < top.length && found < target; j++) {
         const i = top[j]!;
         if (eligible(i)) {
           add(i);
