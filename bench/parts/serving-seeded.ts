@@ -9,7 +9,7 @@
  * with autocannon on 127.0.0.1, 32 connections, bounded in time and requests, next to GET /health on the
  * same server in the same run. The load average is printed next to the figures.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -17,7 +17,7 @@ import { generateSynthetic } from "../data/synthetic";
 import { ApiClient, publishedRoutes, registerTenant, trainAndWait } from "../lib/api";
 import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
 import { catalogueRecords, interactionRecords, productId, userId } from "../lib/records";
-import { startChildServer } from "../lib/server";
+import { freePort, startChildServer } from "../lib/server";
 import { distinctAnswers } from "./serving";
 
 const CONNECTIONS = 32;
@@ -289,8 +289,54 @@ async function main(): Promise<void> {
     console.log(`health baseline (mean of before/after): ${base.toFixed(0)} req/s`);
     for (const [label, r] of results)
       console.log(`  ${label}: ${(r.rps / base).toFixed(2)}x health, p99 ${r.p99Ms.toFixed(2)} ms`);
+    await bareCeiling(client);
   } finally {
     await server.stop();
+  }
+}
+
+/**
+ * The same load against a bare `Bun.serve` answering a personalised answer's bytes: what the transport and
+ * the load generator allow for a response of that size on this machine, next to its own tiny `GET`.
+ */
+async function bareCeiling(client: ApiClient): Promise<void> {
+  const query = { external_user_id: userId(0), limit: 20 };
+  const body = JSON.stringify(query);
+  const answer = await client.request("POST", `${R}/personalized/query`, query);
+  const dir = join(tmpdir(), `rs-bare-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "answer.json");
+  writeFileSync(file, JSON.stringify(answer.body));
+  const port = await freePort();
+  const bare = Bun.spawn(
+    [process.execPath, join(repoRoot, "bench", "lib", "bare-server.ts"), String(port), file],
+    {
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
+  try {
+    const baseUrl = `http://127.0.0.1:${port}`;
+    for (let tries = 0; ; tries++) {
+      try {
+        if ((await fetch(baseUrl)).ok) break;
+      } catch (error) {
+        if (tries > 100) throw error;
+      }
+      await Bun.sleep(50);
+    }
+    const bareRun = (requests: LoadRequest[]) =>
+      runLoad({ baseUrl, requests, connections: CONNECTIONS, durationSeconds: seconds, maxRequests });
+    await bareRun([{ method: "GET", path: "/" }]);
+    const get = await bareRun([{ method: "GET", path: "/" }]);
+    const post = await bareRun([{ method: "POST", path: "/", body }]);
+    console.log(
+      `bare Bun.serve on this machine (ceiling): GET ${get.rps.toFixed(0)} req/s; POST answering the same ${Buffer.byteLength(JSON.stringify(answer.body))} B answer ${post.rps.toFixed(0)} req/s = ${(post.rps / get.rps).toFixed(2)}x its GET (p99 ${post.p99Ms.toFixed(2)} ms)`,
+    );
+  } finally {
+    bare.kill();
+    await bare.exited;
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
