@@ -151,16 +151,22 @@ describe("revocation across processes", () => {
     try {
       expect(await b.resolve(hash)).toBeDefined();
       // Heard on the caches' own connection, after them: b has evicted by the time this resolves.
-      let hear = () => {};
-      const heard = new Promise<void>((resolve) => {
+      let hear = (_payload: string) => {};
+      const heard = new Promise<string>((resolve) => {
         hear = resolve;
       });
-      const unlisten = await ctx.deps.database.listen("api_key_revoked", () => hear(), { visible: true });
+      const unlisten = await ctx.deps.database.listen("api_key_revoked", (payload) => hear(payload), {
+        visible: true,
+      });
       await ctx.deps.database.rows(sql`update api_keys set revoked_at = now() where id = ${key.id}`);
       await a.revoked({ keyIds: [key.id] });
-      await heard;
+      const payload = await heard;
       await unlisten();
       expect(await b.resolve(hash)).toBeUndefined();
+      // A process of an earlier version reads `<kind>:<list>` and evicts the same keys.
+      const [kind, list] = payload.split(":");
+      expect(kind).toBe("keys");
+      expect(list!.split(",").map(Number)).toEqual([key.id]);
     } finally {
       await a.stop();
       await b.stop();

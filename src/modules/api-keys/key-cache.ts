@@ -35,7 +35,10 @@ interface KeyRow {
   allowed_domains: string[] | string;
 }
 
-/** `<scope> <nonce> <origin instance id>`, the scope being `keys:<id>,<id>…` or `account:<id>`. */
+/**
+ * `<scope>:<nonce>:<origin instance id>`, the scope being `keys:<id>,<id>…` or `account:<id>`; a process
+ * that reads only `<kind>:<list>` (an earlier version, during a rolling upgrade) still evicts the scope.
+ */
 export const KEY_CHANNEL = "api_key_revoked";
 /** `<nonce> <instance id>`: that instance has applied the revocation announced with that nonce. */
 export const KEY_ACK_CHANNEL = "api_key_revoked_ack";
@@ -111,7 +114,7 @@ export class ApiKeyCache {
     try {
       const peers = await this.database.listeners(KEY_CHANNEL);
       const acknowledged = this.acknowledgements(nonce, peers);
-      await this.database.notify(KEY_CHANNEL, `${scope} ${nonce} ${this.database.instanceId}`);
+      await this.database.notify(KEY_CHANNEL, `${scope}:${nonce}:${this.database.instanceId}`);
       const missing = await acknowledged;
       if (missing.length > 0) {
         // Gone processes cannot answer and hold nothing; only a live, silent one is worth reporting.
@@ -144,8 +147,8 @@ export class ApiKeyCache {
   }
 
   private receiveNotice(payload: string): void {
-    const [scope = "", nonce, origin] = payload.split(" ");
-    this.evict(scope);
+    const [kind = "", list = "", nonce, origin] = payload.split(":");
+    this.evict(`${kind}:${list}`);
     if (nonce === undefined || origin === this.database.instanceId) return;
     this.database.notify(KEY_ACK_CHANNEL, `${nonce} ${this.database.instanceId}`).catch((error: unknown) => {
       this.logger.error("could not acknowledge api key revocation", { error });
