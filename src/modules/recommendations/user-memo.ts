@@ -30,7 +30,8 @@ export interface UserSignals {
 const memos = new WeakMap<UserHistory, Memo>();
 /**
  * Distinct `k` values kept per query (requests differ only by page size and filter share). Each list is a
- * few hundred ints, so a cached user costs a few KB on top of their history.
+ * few hundred ints, and the query keeps the widest one's similarities (known-scores.ts, 8 bytes an item),
+ * so a cached user costs a few KB on top of their history.
  */
 const MAX_TOPS = 2;
 
