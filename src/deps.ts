@@ -91,9 +91,9 @@ export async function createDeps(
   const health = new HealthMonitor(database, logger);
   const metrics = new Metrics(config.version);
   const readiness = new Readiness(health);
-  const identity = createIdentity(config, logger, database);
   const tenantGuards: TenantGuard[] = [emailGraceGuard()];
   const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
+  const identity = createIdentity(config, logger, database, redis);
   const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:` });
   const usageMeter = createUsageMeter({ database, logger, redis, prefix: `${config.redisKeyPrefix}usage:` });
   const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });

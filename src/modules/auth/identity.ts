@@ -1,6 +1,7 @@
 /**
  * The long-lived identity parts shared by the auth plugin and the identity modules, built once in createDeps.
  */
+import type { RedisClient } from "bun";
 import type { Config } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../shared/logger";
@@ -9,6 +10,7 @@ import { AccountCache } from "../accounts/account-cache";
 import { ApiKeyCache } from "../api-keys/key-cache";
 import { LastUsedBuffer } from "../api-keys/last-used-buffer";
 import { type LoginThrottle, MemoryLoginThrottle } from "./login-throttle";
+import { RedisLoginThrottle } from "./redis-login-throttle";
 import { TokenPurge } from "./token-purge";
 
 export interface Identity {
@@ -25,6 +27,7 @@ export function createIdentity(
   config: Config,
   logger: Logger,
   database: Database,
+  redis: RedisClient | undefined,
 ): Identity & { start(): Promise<void>; stop(): Promise<void> } {
   const keys = new ApiKeyCache(database, logger);
   const accounts = new AccountCache(database, logger);
@@ -34,7 +37,10 @@ export function createIdentity(
     keys,
     accounts,
     lastUsed,
-    loginThrottle: new MemoryLoginThrottle(),
+    loginThrottle:
+      redis === undefined
+        ? new MemoryLoginThrottle()
+        : new RedisLoginThrottle(redis, `${config.redisKeyPrefix}login:`, logger),
     mailer: createMailer(config, logger),
     async start() {
       await keys.start();

@@ -1,14 +1,19 @@
 /**
  * Brute-force protection for login: failed attempts are counted per e-mail and per client IP in a sliding
- * window; past the limit, login answers 429 before the password is even checked. In memory (per process);
- * the interface lets a shared store replace it.
+ * window; past the limit, login answers 429 before the password is even checked. In memory for one process;
+ * with REDIS_URL the failures are kept in Redis (redis-login-throttle.ts), so every process counts the same.
  */
 export interface LoginThrottle {
   /** Seconds to wait when the e-mail or IP is locked out, otherwise 0. */
-  retryAfter(email: string, ip: string): number;
-  recordFailure(email: string, ip: string): void;
+  retryAfter(email: string, ip: string): Promise<number>;
+  recordFailure(email: string, ip: string): Promise<void>;
   /** A successful login clears the e-mail's failures (not the IP's: one IP may probe many e-mails). */
-  recordSuccess(email: string): void;
+  recordSuccess(email: string): Promise<void>;
+}
+
+/** Seconds until the oldest failure that still counts towards `limit` leaves the window (at least 1). */
+export function secondsUntilBelow(oldestCounted: number, windowMs: number, now: number): number {
+  return Math.max(1, Math.ceil((oldestCounted + windowMs - now) / 1000));
 }
 
 export interface ThrottleLimits {
@@ -28,11 +33,11 @@ export class MemoryLoginThrottle implements LoginThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
-  retryAfter(email: string, ip: string): number {
+  async retryAfter(email: string, ip: string): Promise<number> {
     return Math.max(this.wait(`e:${email}`, this.limits.perEmail), this.wait(`i:${ip}`, this.limits.perIp));
   }
 
-  recordFailure(email: string, ip: string): void {
+  async recordFailure(email: string, ip: string): Promise<void> {
     if (this.failures.size > MAX_TRACKED) this.prune();
     for (const key of [`e:${email}`, `i:${ip}`]) {
       const list = this.recent(key);
@@ -41,7 +46,7 @@ export class MemoryLoginThrottle implements LoginThrottle {
     }
   }
 
-  recordSuccess(email: string): void {
+  async recordSuccess(email: string): Promise<void> {
     this.failures.delete(`e:${email}`);
   }
 
@@ -53,8 +58,7 @@ export class MemoryLoginThrottle implements LoginThrottle {
   private wait(key: string, limit: number): number {
     const list = this.recent(key);
     if (list.length < limit) return 0;
-    const oldestCounted = list[list.length - limit] ?? this.now();
-    return Math.max(1, Math.ceil((oldestCounted + this.limits.windowMs - this.now()) / 1000));
+    return secondsUntilBelow(list[list.length - limit] ?? this.now(), this.limits.windowMs, this.now());
   }
 
   private prune(): void {

@@ -12,7 +12,7 @@ import { issueAccessToken } from "./tokens";
  */
 export async function loginUser({ deps, input, ip }: { deps: AppDeps; input: LoginInput; ip: string }) {
   const email = normalizeEmail(input.email);
-  const wait = deps.identity.loginThrottle.retryAfter(email, ip);
+  const wait = await deps.identity.loginThrottle.retryAfter(email, ip);
   if (wait > 0) {
     throw new AppError("RATE_LIMITED", "Too many failed login attempts; try again later", {
       headers: { "retry-after": String(wait) },
@@ -30,10 +30,10 @@ export async function loginUser({ deps, input, ip }: { deps: AppDeps; input: Log
     .where(eq(systemUsers.email, email));
   const ok = await verifyPassword(input.password, user?.passwordHash);
   if (user === undefined || !ok) {
-    deps.identity.loginThrottle.recordFailure(email, ip);
+    await deps.identity.loginThrottle.recordFailure(email, ip);
     throw new AppError("INVALID_CREDENTIALS", "Incorrect e-mail or password");
   }
-  deps.identity.loginThrottle.recordSuccess(email);
+  await deps.identity.loginThrottle.recordSuccess(email);
   if (!user.accountActive) throw new AppError("FORBIDDEN", "This account is deactivated");
   const token = await issueAccessToken(deps.config, { userId: user.id, accountId: user.accountId });
   return {

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RedisClient } from "bun";
+import { RedisLoginThrottle } from "../../src/modules/auth/redis-login-throttle";
+import { createLogger } from "../../src/shared/logger";
+import { createTestContext, type TestContext } from "../helpers/context";
+import { registerTenant, uniqueEmail } from "../helpers/tenant";
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+// Two services sharing one Redis (as two processes would), under a prefix of this run only.
+const env = { REDIS_URL, REDIS_KEY_PREFIX: `test:${crypto.randomUUID()}:` };
+let a: TestContext;
+let b: TestContext;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([createTestContext(env), createTestContext(env)]);
+});
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+});
+
+const login = (ctx: TestContext, email: string, password: string, ip: string) =>
+  ctx.request("POST", "/api/v1/auth/token", {
+    body: { email, password },
+    headers: { "x-forwarded-for": ip },
+  });
+
+describe("login throttling on Redis (REDIS_URL set)", () => {
+  test("failures through two services add up: after 3 + 2 the right password is refused in both", async () => {
+    const tenant = await registerTenant(a);
+    for (let i = 0; i < 3; i++)
+      expect((await login(a, tenant.email, `wrong-${i}-password`, "10.9.0.1")).status).toBe(401);
+    // The e-mail is unknown to b's own database: the failure still counts against it.
+    for (let i = 0; i < 2; i++)
+      expect((await login(b, tenant.email, `wrong-${i}-password`, "10.9.0.2")).status).toBe(401);
+    for (const ctx of [a, b]) {
+      const blocked = await login(ctx, tenant.email, tenant.password, "10.9.0.3");
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.errorCode).toBe("RATE_LIMITED");
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+  });
+
+  test("one IP failing on 20 e-mails through both services is limited everywhere; a success clears only its e-mail", async () => {
+    const tenant = await registerTenant(b);
+    const other = await registerTenant(a);
+    expect((await login(a, other.email, "wrong-password-1", "10.9.1.9")).status).toBe(401);
+    expect((await login(a, other.email, other.password, "10.9.1.8")).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      await login(i % 2 === 0 ? a : b, uniqueEmail(), "guessing-password", "10.9.1.1");
+    expect((await login(b, tenant.email, tenant.password, "10.9.1.1")).status).toBe(429);
+    expect((await login(b, tenant.email, tenant.password, "10.9.1.2")).status).toBe(200);
+  });
+
+  test("while Redis cannot be reached, failures are counted in the process and the outage is logged", async () => {
+    const client = new RedisClient("redis://127.0.0.1:1", { connectionTimeout: 200, autoReconnect: false });
+    const lines: string[] = [];
+    const throttle = new RedisLoginThrottle(
+      client,
+      "unreachable:",
+      createLogger("error", (line) => lines.push(line)),
+      { windowMs: 60_000, perEmail: 2, perIp: 10 },
+    );
+    try {
+      expect(await throttle.retryAfter("x@example.com", "10.9.2.1")).toBe(0);
+      await throttle.recordFailure("x@example.com", "10.9.2.1");
+      await throttle.recordFailure("x@example.com", "10.9.2.1");
+      expect(await throttle.retryAfter("x@example.com", "10.9.2.1")).toBeGreaterThan(0);
+      expect(lines.some((line) => line.includes("login throttle store unavailable"))).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
+});
