@@ -81,6 +81,28 @@ describe("catalogue caps of the plan", () => {
     expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
   });
 
+  test("an interaction naming a new end user past maxEndUsers answers 429 and writes nothing; known users still interact", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("p") })).status).toBe(201);
+    const interact = (user: string) =>
+      ctx.request("POST", "/api/v1/interactions/", {
+        apiKey,
+        body: { external_user_id: user, external_product_id: "p", interaction_type: "view" },
+      });
+    // Two users created on the way by their first interaction fill the plan's two end users.
+    for (const user of ["v1", "v2"]) expect((await interact(user)).status).toBe(200);
+    const refused = await interact("v3");
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+    expect(refused.headers.get("retry-after")).toBeTruthy();
+    expect((await ctx.request("GET", "/api/v1/end-users/external/v3", { apiKey })).status).toBe(404);
+    const listed = await ctx.request("GET", "/api/v1/interactions/", { apiKey });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).toContain('"v2"');
+    expect(JSON.stringify(listed.body)).not.toContain('"v3"');
+    expect((await interact("v1")).status).toBe(200);
+  });
+
   test("a bulk batch applies updates and the new records that fit, and reports the rest as record errors", async () => {
     const { apiKey } = await registerTenant(ctx);
     expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("old") })).status).toBe(

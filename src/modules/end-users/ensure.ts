@@ -13,6 +13,8 @@ export async function ensureEndUsers(
   tx: DbOrTx,
   accountId: number,
   externalIds: readonly string[],
+  /** Called with how many users are about to be created, before they are; it may refuse by throwing. */
+  beforeCreate?: (missing: number) => Promise<void>,
 ): Promise<Map<string, number>> {
   const wanted = [...new Set(externalIds)];
   const ids = new Map<string, number>();
@@ -32,6 +34,7 @@ export async function ensureEndUsers(
   await lookup(wanted);
   const missing = wanted.filter((id) => !ids.has(id));
   if (missing.length === 0) return ids;
+  await beforeCreate?.(missing.length);
   await tx.execute(sql`insert into end_users (account_id, external_id)
     select ${accountId}, unnest(${textArray(missing)}::text[])
     on conflict (account_id, external_id) do nothing`);

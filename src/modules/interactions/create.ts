@@ -2,6 +2,7 @@ import { interactions, orders, searches } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { notFound, validationError } from "../../shared/errors";
 import { ensureEndUsers } from "../end-users/ensure";
+import { assertCatalogueCapacityIn } from "../plans/limits";
 import { productLookupQuery } from "../products/queries";
 import { emitInteractionRecorded } from "./events";
 import type { Interaction, InteractionCreate } from "./schemas";
@@ -19,7 +20,7 @@ export async function createInteraction({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: Pick<AppDeps, "database" | "plans">;
   input: InteractionCreate;
 }): Promise<Interaction> {
   const type = input.interaction_type.toUpperCase();
@@ -39,7 +40,10 @@ export async function createInteraction({
   const recorded = await deps.database.db.transaction(async (tx) => {
     const [product] = await productLookupQuery(tx, accountId, input.external_product_id);
     if (product === undefined) throw notFound("Product");
-    const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id]);
+    // A user the shop never sent is created here, and counts against the plan's end users like any other.
+    const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id], (missing) =>
+      assertCatalogueCapacityIn(deps, tx, accountId, "endUsers", missing),
+    );
     const endUserId = userIds.get(input.external_user_id);
     if (endUserId === undefined) throw new Error("end user vanished while recording an interaction");
     const [row] = await tx

@@ -38,7 +38,8 @@ export function interactionsModule(deps: AppDeps) {
           summary: "Record an interaction",
           description:
             "Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, " +
-            "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created; an unknown " +
+            "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created (and counts " +
+            "against the plan's maxEndUsers: past it, 429 PLAN_LIMIT_EXCEEDED and nothing is written); an unknown " +
             "or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the " +
             "product's price), a SEARCH a search. Publishable keys with scope interactions:write may call it.",
         },

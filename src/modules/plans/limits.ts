@@ -34,14 +34,38 @@ export async function assertCatalogueCapacity(
   const plan = effectivePlan(deps, tenant.account);
   const max = kind === "products" ? plan.limits.maxProducts : plan.limits.maxEndUsers;
   const current = await countCatalogue(deps, tenant.accountId, kind);
-  if (current + adding > max) {
-    const label = kind === "products" ? "products" : "end users";
-    throw new AppError(
-      "PLAN_LIMIT_EXCEEDED",
-      `The ${plan.name} plan allows ${max} ${label}; the account has ${current} and this would add ${adding}`,
-      { headers: { "Retry-After": CAPACITY_RETRY_SECONDS } },
-    );
-  }
+  if (current + adding > max) throw capacityExceeded(plan.name, kind, max, current, adding);
+}
+
+/**
+ * The same refusal inside the caller's transaction, for writes that create records on the way (an
+ * interaction naming an end user the shop never sent): throwing rolls the whole write back.
+ */
+export async function assertCatalogueCapacityIn(
+  deps: Pick<AppDeps, "plans" | "database">,
+  tx: DbOrTx,
+  accountId: number,
+  kind: CatalogueKind,
+  adding: number,
+): Promise<void> {
+  if (adding <= 0) return;
+  const { remaining, max, plan } = await remainingCatalogueCapacity(deps, tx, accountId, kind);
+  if (adding > remaining) throw capacityExceeded(plan, kind, max, max - remaining, adding);
+}
+
+function capacityExceeded(
+  plan: string,
+  kind: CatalogueKind,
+  max: number,
+  current: number,
+  adding: number,
+): AppError {
+  const label = kind === "products" ? "products" : "end users";
+  return new AppError(
+    "PLAN_LIMIT_EXCEEDED",
+    `The ${plan} plan allows ${max} ${label}; the account has ${current} and this would add ${adding}`,
+    { headers: { "Retry-After": CAPACITY_RETRY_SECONDS } },
+  );
 }
 
 export async function countCatalogue(
