@@ -37,9 +37,17 @@ export async function assertCatalogueCapacity(
   if (current + adding > max) throw capacityExceeded(plan.name, kind, max, current, adding);
 }
 
+/** Per database handle and account: the catalogue size last counted, grown by what was admitted since. */
+const recentCounts = new WeakMap<object, Map<string, { count: number; at: number }>>();
+/** A count is trusted this long, and only while admitting stays under this share of the cap. */
+const RECENT_COUNT_MS = 60_000;
+const EXACT_ABOVE_SHARE = 0.9;
+
 /**
  * The same refusal inside the caller's transaction, for writes that create records on the way (an
- * interaction naming an end user the shop never sent): throwing rolls the whole write back.
+ * interaction naming an end user the shop never sent): throwing rolls the whole write back. Such writes
+ * are frequent, so the catalogue is counted exactly only near the cap or once a minute; far below it the
+ * last count, grown by what this process admitted since, decides.
  */
 export async function assertCatalogueCapacityIn(
   deps: Pick<AppDeps, "plans" | "database">,
@@ -49,8 +57,40 @@ export async function assertCatalogueCapacityIn(
   adding: number,
 ): Promise<void> {
   if (adding <= 0) return;
-  const { remaining, max, plan } = await remainingCatalogueCapacity(deps, tx, accountId, kind);
-  if (adding > remaining) throw capacityExceeded(plan, kind, max, max - remaining, adding);
+  const { max, plan } = await catalogueLimitIn(deps, tx, accountId, kind);
+  let counts = recentCounts.get(deps.database);
+  if (counts === undefined) {
+    counts = new Map();
+    recentCounts.set(deps.database, counts);
+  }
+  const key = `${kind}:${accountId}`;
+  const recent = counts.get(key);
+  const now = Date.now();
+  if (
+    recent !== undefined &&
+    now - recent.at < RECENT_COUNT_MS &&
+    recent.count + adding <= max * EXACT_ABOVE_SHARE
+  ) {
+    recent.count += adding;
+    return;
+  }
+  const current = await countCatalogue({ database: { ...deps.database, db: tx as Db } }, accountId, kind);
+  if (current + adding > max) throw capacityExceeded(plan, kind, max, current, adding);
+  counts.set(key, { count: current + adding, at: now });
+}
+
+async function catalogueLimitIn(
+  deps: Pick<AppDeps, "plans">,
+  tx: DbOrTx,
+  accountId: number,
+  kind: CatalogueKind,
+): Promise<{ max: number; plan: string }> {
+  const [account] = await tx
+    .select({ plan: accounts.plan, subscriptionStatus: accounts.subscriptionStatus })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
+  const plan = effectivePlan(deps, account ?? { plan: "FREE", subscriptionStatus: "none" });
+  return { max: kind === "products" ? plan.limits.maxProducts : plan.limits.maxEndUsers, plan: plan.name };
 }
 
 function capacityExceeded(
@@ -94,14 +134,9 @@ export async function remainingCatalogueCapacity(
   accountId: number,
   kind: CatalogueKind,
 ): Promise<{ remaining: number; max: number; plan: string }> {
-  const [account] = await tx
-    .select({ plan: accounts.plan, subscriptionStatus: accounts.subscriptionStatus })
-    .from(accounts)
-    .where(eq(accounts.id, accountId));
-  const plan = effectivePlan(deps, account ?? { plan: "FREE", subscriptionStatus: "none" });
-  const max = kind === "products" ? plan.limits.maxProducts : plan.limits.maxEndUsers;
+  const { max, plan } = await catalogueLimitIn(deps, tx, accountId, kind);
   const current = await countCatalogue({ database: { ...deps.database, db: tx as Db } }, accountId, kind);
-  return { remaining: Math.max(0, max - current), max, plan: plan.name };
+  return { remaining: Math.max(0, max - current), max, plan };
 }
 
 /** Trainings allowed today: the plan's trainingsPerDay, capped by the operator's TRAININGS_PER_DAY. */
