@@ -138,6 +138,76 @@ describe("recommendation logs", () => {
     );
   });
 
+  test("a flush that meets an erasure still in progress waits for it and writes nothing for the erased user", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(3));
+    await interact(ctx, tenant, "stays", "p1");
+    await interact(ctx, tenant, "goes", "p1");
+    const idOf = await endUserIds(ctx, tenant.accountId);
+    const logs = ctx.deps.recommendations.logs;
+    for (const user of ["stays", "goes"]) {
+      logs.enqueue({ accountId: tenant.accountId, endUserId: idOf(user), endpoint: "race", items: ["p2"] });
+    }
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let deleted!: () => void;
+    const userDeleted = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    // The erasure deletes the user and holds its transaction open while the flush starts.
+    const erasing = ctx.deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql`delete from end_users where id = ${idOf("goes")}`);
+      deleted();
+      await committed;
+    });
+    await userDeleted;
+    const flushing = logs.flush();
+    await Bun.sleep(100);
+    commit();
+    await erasing;
+    await flushing;
+    const rows = await ctx.deps.database.rows<{ end_user_id: number | string }>(sql`
+      select end_user_id from recommendation_logs where account_id = ${tenant.accountId} and endpoint = 'race'`);
+    expect(rows.map((r) => Number(r.end_user_id))).toEqual([idOf("stays")]);
+  });
+
+  test("an erasure that meets a log write still in progress waits for it and deletes what it wrote", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(3));
+    await interact(ctx, tenant, "goes", "p1");
+    const idOf = await endUserIds(ctx, tenant.accountId);
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let written!: () => void;
+    const rowWritten = new Promise<void>((resolve) => {
+      written = resolve;
+    });
+    // A writer as the log queue is one: the account's lock held shared, the row inserted, not yet committed.
+    const writing = ctx.deps.database.db.transaction(async (tx) => {
+      await tx.execute(
+        sql`select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), ${tenant.accountId})`,
+      );
+      await tx.execute(sql`insert into recommendation_logs (account_id, end_user_id, endpoint, items)
+        values (${tenant.accountId}, ${idOf("goes")}, 'race', '["p2"]'::jsonb)`);
+      written();
+      await committed;
+    });
+    await rowWritten;
+    const erasing = ctx.request("DELETE", "/api/v1/end-users/external/goes", { apiKey: tenant.apiKey });
+    await Bun.sleep(100);
+    commit();
+    await writing;
+    expect((await erasing).status).toBe(200);
+    const rows = await ctx.deps.database.rows(
+      sql`select 1 from recommendation_logs where account_id = ${tenant.accountId}`,
+    );
+    expect(rows).toHaveLength(0);
+  });
+
   test("item ids are stored exactly as shown, whatever their characters, once per response", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(2));
@@ -187,7 +257,7 @@ describe("recommendation logs", () => {
     expect(items).toEqual(ids(res.body));
   });
 
-  test("a deleted account takes its logs with it (through its end users' key)", async () => {
+  test("a deleted account takes its logs with it (through its end users' delete trigger)", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(3));
     await interact(ctx, tenant, "shopper", "p1");
@@ -230,3 +300,12 @@ describe("recommendation logs", () => {
     expect(rows).toHaveLength(0);
   });
 });
+
+async function endUserIds(
+  ctx: Awaited<ReturnType<typeof sharedTestContext>>,
+  accountId: number,
+): Promise<(externalId: string) => number> {
+  const rows = await ctx.deps.database.rows<{ id: number | string; external_id: string }>(sql`
+    select id, external_id from end_users where account_id = ${accountId}`);
+  return (externalId) => Number(rows.find((r) => r.external_id === externalId)!.id);
+}

@@ -1,12 +1,15 @@
 /**
  * Recommendation logs ("what was shown to whom", for the end user's export and erasure) are written off the
  * hot path: responses enqueue, a timer flushes every second (or sooner when the queue fills) in one
- * multi-row INSERT. An end user erased after their entry was queued makes that INSERT fail on its foreign
- * key; the batch is then written again keeping only the users that still exist, so an erasure racing a flush
- * can neither lose the other users' logs nor resurrect the erased user's data.
+ * multi-row INSERT. The table has no foreign key (see the schema), so the INSERT keeps only entries of end
+ * users that still exist, and it runs under a per-account lock (shared among writers) that deleting end
+ * users takes exclusively: an erasure either waits for a write under way and then deletes its rows, or is
+ * committed before the write looks, so it can neither lose the other users' logs nor resurrect the erased
+ * user's data.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { numberArray } from "../../db/pg-array";
 import type { Logger } from "../../shared/logger";
 
 export interface RecommendationLogEntry {
@@ -90,22 +93,20 @@ export class RecommendationLogQueue {
       this.dropped = 0;
     }
     const payload = batchJson(batch);
+    const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
     try {
-      try {
-        // The foreign key already checks each end user; a batch naming one erased since it was queued fails
-        // as a whole and is written again below, keeping only the users that still exist.
-        await this.database.db.execute(sql`
-          insert into recommendation_logs (account_id, end_user_id, endpoint, items)
-          select v.a, v.u, v.e, v.i
-          from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)`);
-      } catch (error) {
-        if (!isForeignKeyViolation(error)) throw error;
-        await this.database.db.execute(sql`
+      await this.database.db.transaction(async (tx) => {
+        // A statement of its own, so the INSERT's snapshot is taken once the lock is held (see above). In
+        // ascending account order, as the end users' delete trigger takes them.
+        await tx.execute(sql`
+          select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
+          from unnest(${numberArray(accounts)}::int[]) as a`);
+        await tx.execute(sql`
           insert into recommendation_logs (account_id, end_user_id, endpoint, items)
           select v.a, v.u, v.e, v.i
           from jsonb_to_recordset(${payload}::jsonb) as v(a integer, u bigint, e text, i jsonb)
           where exists (select 1 from end_users eu where eu.id = v.u and eu.account_id = v.a)`);
-      }
+      });
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
     }
@@ -137,12 +138,4 @@ function batchJson(batch: readonly RecommendationLogEntry[]): string {
     rows[r] = `{"a":${entry.accountId},"u":${entry.endUserId},"e":${endpoint},"i":${items}}`;
   }
   return `[${rows.join(",")}]`;
-}
-
-/** SQLSTATE 23503, as postgres.js and PGlite report it (drizzle may wrap the driver's error in `cause`). */
-function isForeignKeyViolation(error: unknown): boolean {
-  for (let e = error; e !== null && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
-    if ((e as { code?: unknown }).code === "23503") return true;
-  }
-  return false;
 }
