@@ -2,7 +2,9 @@
  * The end user's profile and latest interactions, cached per (account, user): the one piece of per-request
  * state the recommender cannot take from the snapshot. Entries are dropped when the user interacts (so the
  * next answer folds the new interaction in) or is erased, and expire after a short TTL so a change made
- * through another process is seen within seconds.
+ * through another process is seen within seconds. A history read again after its TTL that turns out
+ * unchanged keeps its previous object, and with it everything memoised on it (the folded-in vector, the
+ * HNSW neighbours, cached pages), so an active user does not pay their first request again every TTL.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
@@ -36,20 +38,31 @@ export interface UserHistory {
 interface Entry {
   value: Promise<UserHistory>;
   loadedAt: number;
+  /** The value once loaded. */
+  loaded?: UserHistory;
 }
 
 export class HistoryCache {
   private readonly entries = new LruMap<string, Entry>();
 
-  constructor(private readonly database: Database) {}
+  /** `clock` is replaceable so tests can step past the TTL. */
+  constructor(
+    private readonly database: Database,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   get(accountId: number, externalUserId: string): Promise<UserHistory> {
     const key = cacheKey(accountId, externalUserId);
-    const now = Date.now();
+    const now = this.clock();
     const hit = this.entries.get(key);
     if (hit !== undefined && now - hit.loadedAt < TTL_MS) return hit.value;
-    const value = loadHistory(this.database, accountId, externalUserId);
-    const entry = { value, loadedAt: now };
+    const previous = hit?.loaded;
+    const entry: Entry = { value: loadHistory(this.database, accountId, externalUserId), loadedAt: now };
+    entry.value = entry.value.then((fresh) => {
+      entry.loaded = previous !== undefined && sameHistory(previous, fresh) ? previous : fresh;
+      return entry.loaded;
+    });
+    const { value } = entry;
     this.entries.set(key, entry);
     value.catch(() => {
       if (this.entries.peek(key) === entry) this.entries.delete(key);
@@ -155,4 +168,35 @@ function jsonArray(value: unknown): unknown[] {
 
 function stringArray(value: unknown): string[] {
   return jsonArray(value).filter((c): c is string => typeof c === "string");
+}
+
+/** Whether a history read again says exactly what the cached one does. */
+export function sameHistory(a: UserHistory, b: UserHistory): boolean {
+  if (
+    a.endUserId !== b.endUserId ||
+    a.priceRangeMin !== b.priceRangeMin ||
+    a.priceRangeMax !== b.priceRangeMax ||
+    !sameStrings(a.preferredCategories, b.preferredCategories) ||
+    !sameStrings(a.purchased, b.purchased) ||
+    a.events.length !== b.events.length
+  ) {
+    return false;
+  }
+  for (let i = 0; i < a.events.length; i++) {
+    const x = a.events[i]!;
+    const y = b.events[i]!;
+    if (
+      x.externalProductId !== y.externalProductId ||
+      x.type !== y.type ||
+      x.value !== y.value ||
+      x.occurredAt !== y.occurredAt
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
