@@ -99,7 +99,7 @@ export async function createDeps(
   const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });
   tenantGuards.push(planEnforcer.guard);
   const payments = createPaymentProvider(config, database, logger);
-  const lapseSweeper = new LapseSweeper({ database, identity, logger });
+  const lapseSweeper = new LapseSweeper({ database, identity, logger, payments });
   const jobs = new JobRunner({
     database,
     logger,

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { lapseOverdueSubscriptions } from "../../src/modules/billing/lapse-sweeper";
+import { signatureHeader } from "../../src/modules/billing/signature";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 
@@ -176,5 +177,35 @@ describe("POST /api/v1/billing/create-portal-session and lapsing", () => {
     expect(lapsed).toContain(tenant.accountId);
     const api = await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
     expect(api.body.errorCode).toBe("SUBSCRIPTION_INACTIVE");
+  });
+
+  test("changing from one paid plan to another cancels the old subscription; its webhooks no longer change the plan", async () => {
+    const tenant = await registerTenant(ctx);
+    const starter = await subscribe(tenant, "STARTER");
+    const pro = await subscribe(tenant, "PRO");
+    const usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+    expect(usage.body.plan).toBe("PRO");
+    expect(usage.body.subscriptionStatus).toBe("active");
+    const sessions = await ctx.deps.database.rows<{ id: number; status: string }>(sql`
+      select id, status from billing_sessions where account_id = ${tenant.accountId} order by id`);
+    expect(sessions).toEqual([
+      { id: starter.sessionId, status: "cancelled" },
+      { id: pro.sessionId, status: "authorized" },
+    ]);
+
+    // A late notification of the old subscription is read back from the provider: cancelled, not current.
+    const oldToken = pathOf(starter.checkoutUrl).split("/").pop()!;
+    const late = await ctx.request("POST", "/api/v1/billing/webhook/local", {
+      body: { id: `evt_${crypto.randomUUID()}`, type: "subscription_preapproval", data: { id: oldToken } },
+      headers: { "x-signature": signatureHeader(ctx.deps.config.paymentWebhookSecret, oldToken) },
+    });
+    expect(late.status).toBe(200);
+    const after = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+    expect(after.body.plan).toBe("PRO");
+    expect(after.body.subscriptionStatus).toBe("active");
+
+    // The portal manages the current subscription.
+    const portal = await ctx.request("POST", "/api/v1/billing/create-portal-session", { ...both(tenant) });
+    expect((await ctx.request("GET", pathOf(portal.body.url))).text).toContain("PRO");
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signatureHeader } from "../../src/modules/billing/signature";
+import { cancelSuperseded } from "../../src/modules/billing/supersede";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant } from "../helpers/tenant";
 
@@ -15,12 +16,14 @@ interface Preapproval {
 const preapprovals = new Map<string, Preapproval>();
 const received: { method: string; path: string; auth: string | null; body: unknown }[] = [];
 const TOKEN = "TEST-access-token";
+/** How many coming PUTs the stand-in answers with a 500. */
+let failUpdates = 0;
 
 const standIn = Bun.serve({
   port: 0,
   async fetch(request) {
     const url = new URL(request.url);
-    const body = request.method === "POST" ? await request.json() : undefined;
+    const body = request.method === "POST" || request.method === "PUT" ? await request.json() : undefined;
     received.push({
       method: request.method,
       path: url.pathname,
@@ -42,6 +45,16 @@ const standIn = Bun.serve({
       return Response.json(created, { status: 201 });
     }
     const match = /^\/preapproval\/([^/]+)$/.exec(url.pathname);
+    if (request.method === "PUT" && match) {
+      const found = preapprovals.get(decodeURIComponent(match[1]!));
+      if (found === undefined) return Response.json({ message: "not found" }, { status: 404 });
+      if (failUpdates > 0) {
+        failUpdates--;
+        return Response.json({ message: "internal error" }, { status: 500 });
+      }
+      Object.assign(found, body as Partial<Preapproval>);
+      return Response.json(found);
+    }
     if (request.method === "GET" && match) {
       const found = preapprovals.get(decodeURIComponent(match[1]!));
       return found === undefined
@@ -154,5 +167,43 @@ describe("MercadoPago adapter", () => {
   test("the local checkout pages are not served when MercadoPago is the provider", async () => {
     const res = await ctx.request("GET", "/api/v1/billing/local/checkout/loc_chk_anything");
     expect(res.status).toBe(404);
+  });
+
+  test("a plan change cancels the old preapproval (retried by the sweep when MercadoPago fails) and keeps the new plan", async () => {
+    const tenant = await registerTenant(ctx);
+    const subscribe = async (plan: string) => {
+      const session = await ctx.request("POST", "/api/v1/billing/create-subscription-session", {
+        apiKey: tenant.apiKey,
+        token: tenant.token,
+        body: { plan },
+      });
+      const id = new URL(session.body.checkoutUrl).searchParams.get("preapproval_id")!;
+      preapprovals.get(id)!.status = "authorized";
+      return id;
+    };
+    const starter = await subscribe("STARTER");
+    await notify(starter);
+    const pro = await subscribe("PRO");
+    failUpdates = 1;
+    expect((await notify(pro)).status).toBe(200);
+    const plan = async () =>
+      (await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey })).body.plan;
+    expect(await plan()).toBe("PRO");
+    // MercadoPago refused the cancellation: the old preapproval still runs there, and its notifications
+    // do not bring the old plan back.
+    expect(preapprovals.get(starter)!.status).toBe("authorized");
+    expect((await notify(starter)).status).toBe(200);
+    expect(await plan()).toBe("PRO");
+
+    expect(await cancelSuperseded(ctx.deps)).toBe(1);
+    const put = received.filter((r) => r.method === "PUT" && r.path === `/preapproval/${starter}`);
+    expect(put.at(-1)!.body).toEqual({ status: "cancelled" });
+    expect(put.at(-1)!.auth).toBe(`Bearer ${TOKEN}`);
+    expect(preapprovals.get(starter)!.status).toBe("cancelled");
+    await notify(starter);
+    expect(await plan()).toBe("PRO");
+    const usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+    expect(usage.body.subscriptionStatus).toBe("active");
+    expect(received.some((r) => r.method === "PUT" && r.path === `/preapproval/${pro}`)).toBe(false);
   });
 });

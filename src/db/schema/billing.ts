@@ -30,7 +30,10 @@ export const billingSessions = pgTable(
     provider: text("provider").notNull(),
     kind: text("kind").notNull(),
     plan: text("plan").notNull(),
-    /** pending | authorized | cancelled */
+    /**
+     * pending | authorized | cancelled, or superseded: replaced by a newer authorised subscription of the
+     * account and being cancelled with the provider (cancelled once the provider confirmed).
+     */
     status: text("status").notNull().default("pending"),
     externalId: text("external_id").notNull(),
     checkoutUrl: text("checkout_url"),

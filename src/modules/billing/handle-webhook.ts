@@ -9,6 +9,7 @@ import type { BillingDeps } from "./create-session";
 import type { ProviderSubscription } from "./provider";
 import type { WebhookAnswerType, WebhookEventType } from "./schemas";
 import { verifySignature } from "./signature";
+import { cancelSuperseded, supersedeOlderSubscriptions } from "./supersede";
 
 const SUBSCRIPTION_EVENTS = new Set(["subscription_preapproval", "preapproval"]);
 
@@ -39,12 +40,12 @@ export async function handleWebhook({
       .values({ provider, eventId, accountId: subscription?.accountId ?? null, payload: event })
       .onConflictDoNothing()
       .returning({ eventId: paymentEvents.eventId });
-    if (inserted === undefined) return { duplicate: true, accountId: undefined };
-    if (subscription === undefined) return { duplicate: false, accountId: undefined };
-    const accountId = await applySubscription(tx, provider, subscription);
-    return { duplicate: false, accountId };
+    if (inserted === undefined) return { duplicate: true, accountId: undefined, superseded: [] };
+    if (subscription === undefined) return { duplicate: false, accountId: undefined, superseded: [] };
+    return { duplicate: false, ...(await applySubscription(tx, provider, subscription)) };
   });
   if (outcome.accountId !== undefined) await deps.identity.accounts.changed(outcome.accountId);
+  if (outcome.superseded.length > 0) await cancelSuperseded(deps, outcome.superseded);
   deps.logger.info("payment webhook processed", {
     provider,
     eventId,
@@ -66,12 +67,16 @@ async function alreadyProcessed(deps: BillingDeps, provider: string, eventId: st
 
 type Tx = Parameters<Parameters<BillingDeps["database"]["db"]["transaction"]>[0]>[0];
 
-/** Answers the account whose subscription changed, or undefined when nothing applied. */
+/**
+ * Answers the account whose subscription changed (undefined when nothing applied) and the provider ids of
+ * the subscriptions an authorisation superseded.
+ */
 async function applySubscription(
   tx: Tx,
   provider: string,
   subscription: ProviderSubscription,
-): Promise<number | undefined> {
+): Promise<{ accountId: number | undefined; superseded: string[] }> {
+  const nothing = { accountId: undefined, superseded: [] };
   const [session] = await tx
     .select()
     .from(billingSessions)
@@ -79,12 +84,14 @@ async function applySubscription(
       and(eq(billingSessions.provider, provider), eq(billingSessions.externalId, subscription.externalId)),
     )
     .limit(1);
-  if (session === undefined) return undefined;
+  if (session === undefined) return nothing;
   if (subscription.accountId !== null && subscription.accountId !== session.accountId) {
     throw new AppError("CONFLICT", "The subscription's external reference does not match its session");
   }
   const now = new Date();
   if (subscription.status === "authorized") {
+    // Replaced by a newer subscription and being cancelled: its webhooks no longer change the plan.
+    if (session.status === "superseded") return nothing;
     await tx
       .update(billingSessions)
       .set({ status: "authorized", updatedAt: now })
@@ -99,7 +106,7 @@ async function applySubscription(
         updatedAt: now,
       })
       .where(eq(accounts.id, session.accountId));
-    return session.accountId;
+    return { accountId: session.accountId, superseded: await supersedeOlderSubscriptions(tx, session) };
   }
   if (subscription.status === "cancelled" || subscription.status === "paused") {
     await tx
@@ -119,7 +126,7 @@ async function applySubscription(
         ),
       )
       .limit(1);
-    if (otherActive !== undefined) return undefined;
+    if (otherActive !== undefined) return nothing;
     const changed = await tx
       .update(accounts)
       .set({ subscriptionStatus: "lapsed", updatedAt: now })
@@ -131,7 +138,7 @@ async function applySubscription(
         ),
       )
       .returning({ id: accounts.id });
-    return changed.length > 0 ? session.accountId : undefined;
+    return { accountId: changed.length > 0 ? session.accountId : undefined, superseded: [] };
   }
-  return undefined;
+  return nothing;
 }

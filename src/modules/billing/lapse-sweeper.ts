@@ -1,14 +1,16 @@
 /**
  * Paid subscriptions whose renewal date passed (plus a grace period for the provider's retries) lapse, so
- * the hot path only needs the account's subscription status, never its dates.
+ * the hot path only needs the account's subscription status, never its dates. Each sweep also retries
+ * cancelling superseded subscriptions the provider could not cancel at the time (see supersede.ts).
  */
 import { sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps";
+import { cancelSuperseded } from "./supersede";
 
 const GRACE_MS = 3 * 86_400_000;
 const SWEEP_EVERY_MS = 60_000;
 
-type SweeperDeps = Pick<AppDeps, "database" | "identity" | "logger">;
+type SweeperDeps = Pick<AppDeps, "database" | "identity" | "logger" | "payments">;
 
 export async function lapseOverdueSubscriptions(deps: SweeperDeps, now = Date.now()): Promise<number[]> {
   const rows = await deps.database.rows<{ id: number }>(
@@ -30,9 +32,9 @@ export class LapseSweeper {
 
   start(): void {
     this.timer ??= setInterval(() => {
-      lapseOverdueSubscriptions(this.deps).catch((error: unknown) =>
-        this.deps.logger.warn("subscription sweep failed", { error }),
-      );
+      lapseOverdueSubscriptions(this.deps)
+        .then(() => cancelSuperseded(this.deps))
+        .catch((error: unknown) => this.deps.logger.warn("subscription sweep failed", { error }));
     }, SWEEP_EVERY_MS);
     this.timer.unref?.();
   }

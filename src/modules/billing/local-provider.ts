@@ -4,7 +4,7 @@
  * nothing; it lets the whole subscription flow run without a payment account.
  */
 import { randomBytes } from "node:crypto";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { billingSessions } from "../../db/schema";
 import type {
@@ -51,10 +51,25 @@ export class LocalPaymentProvider implements PaymentProvider {
     if (session === undefined) return undefined;
     return {
       externalId,
-      status: session.status as ProviderSubscriptionStatus,
+      // A superseded subscription still runs here until it is cancelled, as it would at a real provider.
+      status: (session.status === "superseded" ? "authorized" : session.status) as ProviderSubscriptionStatus,
       accountId: session.accountId,
       customerId: `local_${session.accountId}`,
       renewsAt: null,
     };
+  }
+
+  /** This provider's record of a subscription is its billing session: cancelling is marking it so. */
+  async cancelSubscription(externalId: string): Promise<void> {
+    await this.database.db
+      .update(billingSessions)
+      .set({ status: "cancelled", updatedAt: new Date() })
+      .where(
+        and(
+          eq(billingSessions.provider, "local"),
+          eq(billingSessions.externalId, externalId),
+          inArray(billingSessions.status, ["authorized", "superseded"]),
+        ),
+      );
   }
 }

@@ -87,6 +87,11 @@ export class MercadoPagoProvider implements PaymentProvider {
     };
   }
 
+  /** PUT /preapproval/{id} with status cancelled: MercadoPago stops charging it (a cancellation is final). */
+  async cancelSubscription(externalId: string): Promise<void> {
+    await this.call("PUT", `/preapproval/${encodeURIComponent(externalId)}`, { status: "cancelled" });
+  }
+
   /** Answers the parsed body, or undefined on 404; other failures are 500s with the cause logged. */
   private async call(method: string, path: string, body?: unknown): Promise<Preapproval | undefined> {
     let response: Response;

@@ -47,4 +47,9 @@ export interface PaymentProvider {
   createPortal(request: PortalRequest): Promise<{ url: string; externalId: string }>;
   /** The subscription as the provider sees it now; webhooks carry only its id. */
   fetchSubscription(externalId: string): Promise<ProviderSubscription | undefined>;
+  /**
+   * Stops a subscription's charges for good (the account moved to another one). A subscription the provider
+   * no longer knows, or already cancelled, is not an error.
+   */
+  cancelSubscription(externalId: string): Promise<void>;
 }
