@@ -103,6 +103,37 @@ describe("catalogue caps of the plan", () => {
     expect((await interact("v1")).status).toBe(200);
   });
 
+  test("concurrent creates that meet at the cap admit exactly up to it", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    const statuses = async (requests: Promise<{ status: number }>[]) =>
+      (await Promise.all(requests)).map((r) => r.status).sort();
+    const products = await statuses(
+      Array.from({ length: 8 }, (_, i) =>
+        ctx.request("POST", "/api/v1/products/", { apiKey, body: product(`race-${i}`) }),
+      ),
+    );
+    expect(products).toEqual([201, 201, 429, 429, 429, 429, 429, 429]);
+    const stored = await ctx.request("GET", "/api/v1/products/", { apiKey });
+    expect(stored.body.total).toBe(2);
+    const existing = stored.body.items[0].externalId as string;
+    const users = await statuses(
+      Array.from({ length: 4 }, (_, i) =>
+        ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: `race-u${i}` } }),
+      ).concat(
+        Array.from({ length: 4 }, (_, i) =>
+          ctx.request("POST", "/api/v1/interactions/", {
+            apiKey,
+            body: { external_user_id: `race-v${i}`, external_product_id: existing, interaction_type: "view" },
+          }),
+        ),
+      ),
+    );
+    expect(users.filter((status) => status !== 429)).toHaveLength(2);
+    expect(users.every((status) => status === 200 || status === 429)).toBe(true);
+    const listed = await ctx.request("GET", "/api/v1/end-users/", { apiKey });
+    expect(listed.body.total).toBe(2);
+  });
+
   test("a bulk batch applies updates and the new records that fit, and reports the rest as record errors", async () => {
     const { apiKey } = await registerTenant(ctx);
     expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("old") })).status).toBe(

@@ -1,6 +1,7 @@
 import { endUsers } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
+import { assertCatalogueCapacityIn } from "../plans/limits";
 import { toEndUser } from "./record";
 import type { EndUser, EndUserCreate } from "./schemas";
 
@@ -22,25 +23,29 @@ export async function createEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: Pick<AppDeps, "database" | "plans">;
   input: EndUserCreate;
 }): Promise<EndUser> {
   const problem = priceRangeProblem(input);
   if (problem !== undefined) {
     throw validationError([{ loc: ["body", "priceRangeMin"], msg: problem, type: "value_error.range" }]);
   }
-  const [row] = await deps.database.db
-    .insert(endUsers)
-    .values({
-      accountId: ctx.accountId,
-      externalId: input.externalId,
-      preferredCategories: input.preferredCategories ?? [],
-      priceRangeMin: input.priceRangeMin ?? null,
-      priceRangeMax: input.priceRangeMax ?? null,
-      attributes: input.attributes ?? {},
-    })
-    .onConflictDoNothing({ target: [endUsers.accountId, endUsers.externalId] })
-    .returning();
+  const row = await deps.database.db.transaction(async (tx) => {
+    await assertCatalogueCapacityIn(deps, tx, ctx.accountId, "endUsers", 1);
+    const [created] = await tx
+      .insert(endUsers)
+      .values({
+        accountId: ctx.accountId,
+        externalId: input.externalId,
+        preferredCategories: input.preferredCategories ?? [],
+        priceRangeMin: input.priceRangeMin ?? null,
+        priceRangeMax: input.priceRangeMax ?? null,
+        attributes: input.attributes ?? {},
+      })
+      .onConflictDoNothing({ target: [endUsers.accountId, endUsers.externalId] })
+      .returning();
+    return created;
+  });
   if (row === undefined) {
     throw new AppError("CONFLICT", `An end user with externalId "${input.externalId}" already exists`);
   }

@@ -2,7 +2,6 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
-import { assertCatalogueCapacity } from "../plans/limits";
 import { recordUsage } from "../usage/record";
 import { createEndUser } from "./create";
 import { eraseEndUser } from "./erase";
@@ -27,7 +26,6 @@ export function endUsersModule(deps: AppDeps) {
     .post(
       "/",
       async ({ tenant, body }) => {
-        await assertCatalogueCapacity(deps, tenant, "endUsers", 1);
         const endUser = await createEndUser({ ctx: tenant, deps, input: body });
         recordUsage(deps, tenant.accountId, { ingestedRecords: 1 });
         return endUser;

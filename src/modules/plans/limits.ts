@@ -2,7 +2,7 @@
  * Plan limits checked by the routes that create things: catalogue size and training frequency. The
  * request-rate limits are enforced for every route by the tenant guard (enforcer.ts).
  */
-import { and, count, eq, gte, isNull } from "drizzle-orm";
+import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { accounts, endUsers, products, trainingJobs } from "../../db/schema";
 import type { AppDeps } from "../../deps";
@@ -44,10 +44,12 @@ const RECENT_COUNT_MS = 60_000;
 const EXACT_ABOVE_SHARE = 0.9;
 
 /**
- * The same refusal inside the caller's transaction, for writes that create records on the way (an
- * interaction naming an end user the shop never sent): throwing rolls the whole write back. Such writes
- * are frequent, so the catalogue is counted exactly only near the cap or once a minute; far below it the
- * last count, grown by what this process admitted since, decides.
+ * The same refusal inside the caller's transaction, for writes that create records (a product or end user
+ * created through its route, an interaction naming an end user the shop never sent): throwing rolls the
+ * whole write back. Such writes are frequent, so the catalogue is counted exactly only near the cap or once
+ * a minute; far below it the last count, grown by what this process admitted since, decides. An exact count
+ * is taken under the account's catalogue lock, held until the caller commits, so writers that meet near the
+ * cap are admitted one after the other and never take the catalogue past it together.
  */
 export async function assertCatalogueCapacityIn(
   deps: Pick<AppDeps, "plans" | "database">,
@@ -74,9 +76,20 @@ export async function assertCatalogueCapacityIn(
     recent.count += adding;
     return;
   }
+  await lockCatalogue(tx, accountId, kind);
   const current = await countCatalogue({ database: { ...deps.database, db: tx as Db } }, accountId, kind);
   if (current + adding > max) throw capacityExceeded(plan, kind, max, current, adding);
   counts.set(key, { count: current + adding, at: now });
+}
+
+/**
+ * The account's lock for counting and then adding records of `kind`, released when the transaction ends.
+ * A statement of its own, so the count after it sees what the previous holder committed.
+ */
+async function lockCatalogue(tx: DbOrTx, accountId: number, kind: CatalogueKind): Promise<void> {
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtext(${`catalogue-capacity:${kind}`}), ${accountId})`,
+  );
 }
 
 async function catalogueLimitIn(
@@ -125,8 +138,9 @@ export async function countCatalogue(
 }
 
 /**
- * How many more records of `kind` the account's plan admits, read inside the caller's transaction (bulk
- * ingestion asks once per chunk and turns records past the cap into record errors instead of failing).
+ * How many more records of `kind` the account's plan admits, read inside the caller's transaction under the
+ * account's catalogue lock (bulk ingestion asks once per chunk and turns records past the cap into record
+ * errors instead of failing; chunks of concurrent jobs of one account are admitted one after the other).
  */
 export async function remainingCatalogueCapacity(
   deps: Pick<AppDeps, "plans" | "database">,
@@ -135,6 +149,7 @@ export async function remainingCatalogueCapacity(
   kind: CatalogueKind,
 ): Promise<{ remaining: number; max: number; plan: string }> {
   const { max, plan } = await catalogueLimitIn(deps, tx, accountId, kind);
+  await lockCatalogue(tx, accountId, kind);
   const current = await countCatalogue({ database: { ...deps.database, db: tx as Db } }, accountId, kind);
   return { remaining: Math.max(0, max - current), max, plan };
 }

@@ -2,14 +2,16 @@ import { sql } from "drizzle-orm";
 import { products } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import { assertCatalogueCapacityIn } from "../plans/limits";
 import { emitProductsChanged } from "./events";
 import { toProduct } from "./record";
 import type { Product, ProductCreate } from "./schemas";
 
 /**
- * Creates a product, or revives a soft-deleted one with the same external id. One statement: the upsert
- * only touches an existing row when that row is deleted, so a live duplicate returns nothing → 409, and two
- * concurrent creates cannot both succeed.
+ * Creates a product, or revives a soft-deleted one with the same external id, within the plan's maxProducts
+ * (429 PLAN_LIMIT_EXCEEDED past it, checked in the same transaction). One upsert: it only touches an
+ * existing row when that row is deleted, so a live duplicate returns nothing → 409, and two concurrent
+ * creates cannot both succeed.
  */
 export async function createProduct({
   ctx,
@@ -17,7 +19,7 @@ export async function createProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: Pick<AppDeps, "database" | "plans">;
   input: ProductCreate;
 }): Promise<Product> {
   const values = {
@@ -29,15 +31,19 @@ export async function createProduct({
     inStock: input.inStock ?? true,
     attributes: input.attributes ?? {},
   };
-  const [row] = await deps.database.db
-    .insert(products)
-    .values({ accountId: ctx.accountId, externalId: input.externalId, ...values })
-    .onConflictDoUpdate({
-      target: [products.accountId, products.externalId],
-      set: { ...values, deletedAt: null, createdAt: sql`now()`, updatedAt: sql`now()` },
-      setWhere: sql`${products.deletedAt} is not null`,
-    })
-    .returning();
+  const row = await deps.database.db.transaction(async (tx) => {
+    await assertCatalogueCapacityIn(deps, tx, ctx.accountId, "products", 1);
+    const [created] = await tx
+      .insert(products)
+      .values({ accountId: ctx.accountId, externalId: input.externalId, ...values })
+      .onConflictDoUpdate({
+        target: [products.accountId, products.externalId],
+        set: { ...values, deletedAt: null, createdAt: sql`now()`, updatedAt: sql`now()` },
+        setWhere: sql`${products.deletedAt} is not null`,
+      })
+      .returning();
+    return created;
+  });
   if (row === undefined) {
     throw new AppError("CONFLICT", `A product with externalId "${input.externalId}" already exists`);
   }

@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
-import { assertCatalogueCapacity } from "../plans/limits";
 import { recordUsage } from "../usage/record";
 import { createProduct } from "./create";
 import { deleteProduct } from "./delete";
@@ -19,7 +18,6 @@ export function productsModule(deps: AppDeps) {
     .post(
       "/",
       async ({ tenant, body, set }) => {
-        await assertCatalogueCapacity(deps, tenant, "products", 1);
         const product = await createProduct({ ctx: tenant, deps, input: body });
         recordUsage(deps, tenant.accountId, { ingestedRecords: 1 });
         set.status = 201;
