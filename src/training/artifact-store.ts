@@ -42,19 +42,14 @@ export async function readArtifact(
   // Every chunk but the last is exactly ARTIFACT_CHUNK_BYTES, so each lands at a known offset and several
   // can be read at once (on Postgres the server detoasts them in parallel).
   const readChunk = async (seq: number): Promise<number> => {
-    const [chunk] = await database.db
-      .select({ data: modelArtifactChunks.data })
-      .from(modelArtifactChunks)
-      .where(
-        and(
-          eq(modelArtifactChunks.modelId, target.modelId),
-          eq(modelArtifactChunks.accountId, target.accountId),
-          eq(modelArtifactChunks.seq, seq),
-        ),
-      );
-    if (chunk === undefined) throw new Error(`model ${target.modelId} is missing artifact chunk ${seq}`);
-    out.set(chunk.data, seq * ARTIFACT_CHUNK_BYTES);
-    return chunk.data.length;
+    const data = await (database.kind === "postgres" ? readChunkBase64 : readChunkBytes)(
+      database,
+      target,
+      seq,
+    );
+    if (data === undefined) throw new Error(`model ${target.modelId} is missing artifact chunk ${seq}`);
+    out.set(data, seq * ARTIFACT_CHUNK_BYTES);
+    return data.length;
   };
   let total = 0;
   for (let first = 0; first < layout.chunks; first += PARALLEL_READS) {
@@ -65,4 +60,32 @@ export async function readArtifact(
   }
   if (total !== out.length) throw new Error(`model ${target.modelId} artifact is incomplete`);
   return out;
+}
+
+type ChunkRef = { accountId: number; modelId: number };
+
+/** PGlite hands bytea over as bytes. */
+async function readChunkBytes(database: Database, target: ChunkRef, seq: number) {
+  const [chunk] = await database.db
+    .select({ data: modelArtifactChunks.data })
+    .from(modelArtifactChunks)
+    .where(
+      and(
+        eq(modelArtifactChunks.modelId, target.modelId),
+        eq(modelArtifactChunks.accountId, target.accountId),
+        eq(modelArtifactChunks.seq, seq),
+      ),
+    );
+  return chunk?.data;
+}
+
+/**
+ * postgres.js receives bytea as hex text (two characters a byte); base64 is a third smaller and decoded
+ * faster, which is most of a snapshot's load time when there is no local copy (about a third less at 200 MB).
+ */
+async function readChunkBase64(database: Database, target: ChunkRef, seq: number) {
+  const [chunk] = await database.rows<{ data: string }>(sql`
+    select encode(data, 'base64') as data from model_artifact_chunks
+    where model_id = ${target.modelId} and account_id = ${target.accountId} and seq = ${seq}`);
+  return chunk === undefined ? undefined : Buffer.from(chunk.data, "base64");
 }
