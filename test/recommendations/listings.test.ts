@@ -148,24 +148,18 @@ describe("recommendation logs", () => {
     for (const user of ["stays", "goes"]) {
       logs.enqueue({ accountId: tenant.accountId, endUserId: idOf(user), endpoint: "race", items: ["p2"] });
     }
-    let commit!: () => void;
-    const committed = new Promise<void>((resolve) => {
-      commit = resolve;
-    });
-    let deleted!: () => void;
-    const userDeleted = new Promise<void>((resolve) => {
-      deleted = resolve;
-    });
+    const committed = Promise.withResolvers<void>();
+    const userDeleted = Promise.withResolvers<void>();
     // The erasure deletes the user and holds its transaction open while the flush starts.
     const erasing = ctx.deps.database.db.transaction(async (tx) => {
       await tx.execute(sql`delete from end_users where id = ${idOf("goes")}`);
-      deleted();
-      await committed;
+      userDeleted.resolve();
+      await committed.promise;
     });
-    await userDeleted;
+    await userDeleted.promise;
     const flushing = logs.flush();
     await Bun.sleep(100);
-    commit();
+    committed.resolve();
     await erasing;
     await flushing;
     const rows = await ctx.deps.database.rows<{ end_user_id: number | string }>(sql`
@@ -178,14 +172,8 @@ describe("recommendation logs", () => {
     const { tenant } = await createShop(ctx, catalogue(3));
     await interact(ctx, tenant, "goes", "p1");
     const idOf = await endUserIds(ctx, tenant.accountId);
-    let commit!: () => void;
-    const committed = new Promise<void>((resolve) => {
-      commit = resolve;
-    });
-    let written!: () => void;
-    const rowWritten = new Promise<void>((resolve) => {
-      written = resolve;
-    });
+    const committed = Promise.withResolvers<void>();
+    const rowWritten = Promise.withResolvers<void>();
     // A writer as the log queue is one: the account's lock held shared, the row inserted, not yet committed.
     const writing = ctx.deps.database.db.transaction(async (tx) => {
       await tx.execute(
@@ -193,13 +181,13 @@ describe("recommendation logs", () => {
       );
       await tx.execute(sql`insert into recommendation_logs (account_id, end_user_id, endpoint, items)
         values (${tenant.accountId}, ${idOf("goes")}, 'race', '["p2"]'::jsonb)`);
-      written();
-      await committed;
+      rowWritten.resolve();
+      await committed.promise;
     });
-    await rowWritten;
+    await rowWritten.promise;
     const erasing = ctx.request("DELETE", "/api/v1/end-users/external/goes", { apiKey: tenant.apiKey });
     await Bun.sleep(100);
-    commit();
+    committed.resolve();
     await writing;
     expect((await erasing).status).toBe(200);
     const rows = await ctx.deps.database.rows(
