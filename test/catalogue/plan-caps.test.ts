@@ -159,6 +159,35 @@ describe("catalogue caps of the plan", () => {
     expect(listed.body.items.map((p: { externalId: string }) => p.externalId).sort()).toEqual(["n1", "old"]);
   });
 
+  test("bulk interactions naming new end users past maxEndUsers become record errors; the rest are applied", async () => {
+    const { apiKey } = await registerTenant(ctx);
+    expect((await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("p") })).status).toBe(201);
+    expect(
+      (await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: "known" } })).status,
+    ).toBe(200);
+    const view = (user: string) => ({
+      external_user_id: user,
+      external_product_id: "p",
+      interaction_type: "VIEW",
+      value: 1,
+    });
+    const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", {
+      apiKey,
+      body: { interactions: [view("known"), view("new1"), view("new2"), view("new1"), view("known")] },
+    });
+    expect(accepted.status).toBe(202);
+    const job = await finished(apiKey, accepted.body.jobId);
+    expect(job.body.status).toBe("completed_with_errors");
+    const refused = job.body.errors.map((e: { externalId: string; errorMessage: string }) => e.externalId);
+    // One new user fits (cap 2, one already there): the first named; the other's interaction is refused.
+    expect(refused).toEqual(["new2:p"]);
+    expect(job.body.errors[0].errorMessage).toContain("plan limit exceeded");
+    const users = await ctx.request("GET", "/api/v1/end-users/", { apiKey });
+    expect(users.body.total).toBe(2);
+    const stored = await ctx.request("GET", "/api/v1/interactions/", { apiKey });
+    expect(stored.body.total).toBe(4);
+  });
+
   test("records applied by single creates and bulk jobs are counted in the account's usage", async () => {
     const { apiKey } = await registerTenant(ctx);
     await ctx.request("POST", "/api/v1/products/", { apiKey, body: product("p") });

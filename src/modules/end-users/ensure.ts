@@ -13,13 +13,16 @@ export async function ensureEndUsers(
   tx: DbOrTx,
   accountId: number,
   externalIds: readonly string[],
-  /** Called with how many users are about to be created, before they are; it may refuse by throwing. */
-  beforeCreate?: (missing: number) => Promise<void>,
+  /**
+   * Called with the users about to be created, before they are: it may refuse them all by throwing, or
+   * answer the ones to create (the others are left out of the answer).
+   */
+  beforeCreate?: (missing: readonly string[]) => Promise<readonly string[] | undefined>,
 ): Promise<Map<string, number>> {
   const wanted = [...new Set(externalIds)];
   const ids = new Map<string, number>();
   if (wanted.length === 0) return ids;
-  const lookup = async (names: string[]) => {
+  const lookup = async (names: readonly string[]) => {
     const rows = await tx
       .select({ id: endUsers.id, externalId: endUsers.externalId })
       .from(endUsers)
@@ -32,9 +35,10 @@ export async function ensureEndUsers(
     for (const row of rows) ids.set(row.externalId, row.id);
   };
   await lookup(wanted);
-  const missing = wanted.filter((id) => !ids.has(id));
+  const wantedMissing = wanted.filter((id) => !ids.has(id));
+  if (wantedMissing.length === 0) return ids;
+  const missing = (await beforeCreate?.(wantedMissing)) ?? wantedMissing;
   if (missing.length === 0) return ids;
-  await beforeCreate?.(missing.length);
   await tx.execute(sql`insert into end_users (account_id, external_id)
     select ${accountId}, unnest(${textArray(missing)}::text[])
     on conflict (account_id, external_id) do nothing`);

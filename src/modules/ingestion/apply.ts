@@ -191,11 +191,16 @@ export async function applyUsers(
   return emptyResult(errors);
 }
 
+/**
+ * Interactions of the chunk whose product exists; an end user named for the first time is created and
+ * counts against the plan's maxEndUsers: past it, that user's interactions become record errors.
+ */
 export async function applyInteractions(
   tx: Tx,
   accountId: number,
   records: readonly unknown[],
   now: number,
+  capacity?: CapacityCheck,
 ): Promise<ChunkResult> {
   const { valid, errors } = validateAll("interaction", records, (r) => checkInteraction(r, now));
   const result = emptyResult(errors);
@@ -224,17 +229,34 @@ export async function applyInteractions(
   });
   if (known.length === 0) return result;
 
+  let refusal: string | undefined;
   const userIds = await ensureEndUsers(
     tx,
     accountId,
     known.map((i) => i.externalUserId),
+    capacity &&
+      (async (missing) => {
+        const room = await capacity(tx, accountId, "endUsers");
+        if (missing.length <= room.remaining) return missing;
+        refusal = `plan limit exceeded: the ${room.plan} plan allows ${room.max} end users`;
+        return missing.slice(0, room.remaining);
+      }),
   );
-  const rows = known.map((i) => {
-    const product = productByExternalId.get(i.externalProductId)!;
+  const rows: { i: (typeof known)[number]; product: (typeof productRows)[number]; endUserId: number }[] = [];
+  for (const i of known) {
     const endUserId = userIds.get(i.externalUserId);
-    if (endUserId === undefined) throw new Error(`end user ${i.externalUserId} could not be created`);
-    return { i, product, endUserId };
-  });
+    if (endUserId === undefined) {
+      if (refusal === undefined) throw new Error(`end user ${i.externalUserId} could not be created`);
+      errors.push({
+        recordType: "interaction",
+        externalId: `${i.externalUserId}:${i.externalProductId}`,
+        errorMessage: refusal,
+      });
+      continue;
+    }
+    rows.push({ i, product: productByExternalId.get(i.externalProductId)!, endUserId });
+  }
+  if (rows.length === 0) return result;
   // One statement per table whatever the chunk size: each column is one typed-array parameter.
   await tx.execute(sql`insert into interactions
       (account_id, end_user_id, product_id, interaction_type, value, query, occurred_at)

@@ -94,7 +94,7 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     {
       cursor: "processedInteractions",
       records: batch.interactions ?? [],
-      apply: (tx, accountId, records) => applyInteractions(tx, accountId, records, Date.now()),
+      apply: (tx, accountId, records) => applyInteractions(tx, accountId, records, Date.now(), deps.capacity),
     },
   ];
   const remaining = (p: Phase) => p.records.length - cursor[p.cursor];

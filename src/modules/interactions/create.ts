@@ -41,9 +41,10 @@ export async function createInteraction({
     const [product] = await productLookupQuery(tx, accountId, input.external_product_id);
     if (product === undefined) throw notFound("Product");
     // A user the shop never sent is created here, and counts against the plan's end users like any other.
-    const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id], (missing) =>
-      assertCatalogueCapacityIn(deps, tx, accountId, "endUsers", missing),
-    );
+    const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id], async (missing) => {
+      await assertCatalogueCapacityIn(deps, tx, accountId, "endUsers", missing.length);
+      return missing;
+    });
     const endUserId = userIds.get(input.external_user_id);
     if (endUserId === undefined) throw new Error("end user vanished while recording an interaction");
     const [row] = await tx
