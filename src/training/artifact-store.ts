@@ -7,14 +7,16 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database, DbOrTx } from "../db/client";
 import { modelArtifactChunks } from "../db/schema";
 
+/** Which model's artifact: always read and written within its account. */
+export interface ArtifactRef {
+  accountId: number;
+  modelId: number;
+}
+
 export const ARTIFACT_CHUNK_BYTES = 4 * 1024 * 1024;
 const PARALLEL_READS = 4;
 
-export async function writeArtifact(
-  tx: DbOrTx,
-  target: { accountId: number; modelId: number },
-  bytes: Uint8Array,
-): Promise<number> {
+export async function writeArtifact(tx: DbOrTx, target: ArtifactRef, bytes: Uint8Array): Promise<number> {
   let seq = 0;
   for (let at = 0; at < bytes.length || seq === 0; at += ARTIFACT_CHUNK_BYTES) {
     await tx.insert(modelArtifactChunks).values({
@@ -29,10 +31,7 @@ export async function writeArtifact(
 }
 
 /** Reads an artifact chunk by chunk into one buffer; undefined when the model has no stored bytes. */
-export async function readArtifact(
-  database: Database,
-  target: { accountId: number; modelId: number },
-): Promise<Uint8Array | undefined> {
+export async function readArtifact(database: Database, target: ArtifactRef): Promise<Uint8Array | undefined> {
   const [layout] = await database.rows<{ chunks: number; bytes: number | string | null }>(sql`
     select count(*)::int as chunks, sum(length(data))::float8 as bytes
     from model_artifact_chunks
@@ -62,10 +61,8 @@ export async function readArtifact(
   return out;
 }
 
-type ChunkRef = { accountId: number; modelId: number };
-
 /** PGlite hands bytea over as bytes. */
-async function readChunkBytes(database: Database, target: ChunkRef, seq: number) {
+async function readChunkBytes(database: Database, target: ArtifactRef, seq: number) {
   const [chunk] = await database.db
     .select({ data: modelArtifactChunks.data })
     .from(modelArtifactChunks)
@@ -84,7 +81,7 @@ async function readChunkBytes(database: Database, target: ChunkRef, seq: number)
  * decoder skips) is a third smaller and decodes faster. Reading is most of a snapshot's load when there is no
  * local copy: 208 MB took 0.71 s this way against 0.78–1.0 s as hex on the bench machine.
  */
-async function readChunkBase64(database: Database, target: ChunkRef, seq: number) {
+async function readChunkBase64(database: Database, target: ArtifactRef, seq: number) {
   const [chunk] = await database.rows<{ data: string }>(sql`
     select encode(data, 'base64') as data from model_artifact_chunks
     where model_id = ${target.modelId} and account_id = ${target.accountId} and seq = ${seq}`);

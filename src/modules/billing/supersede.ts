@@ -6,10 +6,9 @@
  * not take now stays superseded and is retried by the sweeper.
  */
 import { and, eq, inArray, ne } from "drizzle-orm";
+import type { Tx } from "../../db/client";
 import { billingSessions } from "../../db/schema";
 import type { BillingDeps } from "./create-session";
-
-type Tx = Parameters<Parameters<BillingDeps["database"]["db"]["transaction"]>[0]>[0];
 
 /** Marks the account's other authorised subscriptions superseded; answers their provider ids. */
 export async function supersedeOlderSubscriptions(

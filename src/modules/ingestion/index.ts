@@ -29,7 +29,9 @@ export function ingestionModule(deps: AppDeps) {
           description:
             "Accepted at once (202) and applied in the background: products and end users are upserted by " +
             "externalId, then interactions are inserted. Each record is validated on its own: invalid ones are " +
-            "listed in the job's errors and the valid ones stay applied. At most 1000 records of each kind and " +
+            "listed in the job's errors and the valid ones stay applied; new products and end users past the plan's " +
+            "maxProducts / maxEndUsers (end users named for the first time by an interaction included) are " +
+            "record errors too. At most 1000 records of each kind and " +
             "10 MB per request (413 beyond). A job survives a restart of the service.",
         },
       },

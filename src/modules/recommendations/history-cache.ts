@@ -171,7 +171,7 @@ function stringArray(value: unknown): string[] {
 }
 
 /** Whether a history read again says exactly what the cached one does. */
-export function sameHistory(a: UserHistory, b: UserHistory): boolean {
+function sameHistory(a: UserHistory, b: UserHistory): boolean {
   if (
     a.endUserId !== b.endUserId ||
     a.priceRangeMin !== b.priceRangeMin ||
