@@ -126,7 +126,7 @@ describe("erasure and export", () => {
     );
     await ctx.deps.database.rows(
       sql`insert into recommendation_logs (account_id, end_user_id, endpoint, items)
-          values (${accountId}, ${eve!.id}, 'homepage', '["p"]'::jsonb)`,
+          values (${accountId}, ${eve!.id}, 'homepage', '["p"]')`,
     );
     // A bystander's data must survive the erasure.
     await ctx.request("POST", "/api/v1/interactions/", {

@@ -180,7 +180,7 @@ describe("recommendation logs", () => {
         sql`select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), ${tenant.accountId})`,
       );
       await tx.execute(sql`insert into recommendation_logs (account_id, end_user_id, endpoint, items)
-        values (${tenant.accountId}, ${idOf("goes")}, 'race', '["p2"]'::jsonb)`);
+        values (${tenant.accountId}, ${idOf("goes")}, 'race', '["p2"]')`);
       rowWritten.resolve();
       await committed.promise;
     });
@@ -213,12 +213,12 @@ describe("recommendation logs", () => {
         items: shown,
       });
     await logs.flush();
-    const rows = await ctx.deps.database.rows<{ endpoint: string; items: unknown }>(sql`
+    const rows = await ctx.deps.database.rows<{ endpoint: string; items: string }>(sql`
       select endpoint, items from recommendation_logs where account_id = ${tenant.accountId} order by id`);
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row.endpoint).toBe('odd "name"');
-      expect(typeof row.items === "string" ? JSON.parse(row.items) : row.items).toEqual(shown);
+      expect(JSON.parse(row.items)).toEqual(shown);
     }
   });
 
@@ -235,14 +235,13 @@ describe("recommendation logs", () => {
       body: { external_user_id: "never-seen", limit: 2 },
     });
     await ctx.deps.recommendations.logs.flush();
-    const rows = await ctx.deps.database.rows<{ endpoint: string; items: unknown; external_id: string }>(sql`
+    const rows = await ctx.deps.database.rows<{ endpoint: string; items: string; external_id: string }>(sql`
       select l.endpoint, l.items, u.external_id from recommendation_logs l join end_users u on u.id = l.end_user_id
       where l.account_id = ${tenant.accountId}`);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.external_id).toBe("logged");
     expect(rows[0]!.endpoint).toBe("personalized/query");
-    const items = typeof rows[0]!.items === "string" ? JSON.parse(rows[0]!.items) : rows[0]!.items;
-    expect(items).toEqual(ids(res.body));
+    expect(JSON.parse(rows[0]!.items)).toEqual(ids(res.body));
   });
 
   test("a deleted account takes its logs with it (through its end users' delete trigger)", async () => {

@@ -134,8 +134,11 @@ export const recommendationLogs = pgTable(
     accountId: integer("account_id").notNull(),
     endUserId: bigint("end_user_id", { mode: "number" }).notNull(),
     endpoint: text("endpoint").notNull(),
-    items: jsonb("items").$type<string[]>().notNull(),
+    /** The shown external ids as the JSON text of an array, stored as written (nothing reads it but the export). */
+    items: text("items").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("recommendation_logs_account_user_idx").on(t.accountId, t.endUserId)],
+  // By end user alone: every read and delete names one end user (whose id is unique across accounts) and
+  // still filters by account; a one-column key is the cheapest to maintain on the most written table.
+  (t) => [index("recommendation_logs_end_user_idx").on(t.endUserId)],
 );

@@ -75,7 +75,7 @@ export async function exportEndUser({
         })),
         recommendations: recommendationRows.map((r) => ({
           endpoint: r.endpoint,
-          items: r.items,
+          items: JSON.parse(r.items) as string[],
           timestamp: r.createdAt.toISOString(),
         })),
         exportedAt: new Date().toISOString(),
