@@ -83,7 +83,7 @@ export async function listSimilar({
     tuning: service.tuning,
   });
   const page = renderPage(ENDPOINT, null, ranked, skip, limit);
-  if (cacheable) service.pages.set(key, inputs, page);
+  if (cacheable) service.pages.offer(key, inputs, page);
   return respond(deps, ctx.accountId, page);
 }
 

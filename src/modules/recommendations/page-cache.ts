@@ -8,7 +8,9 @@
  * afresh. Nothing is served from here that the ranker would not answer at that moment.
  *
  * Entries are kept in least-recently-used order within a byte budget, and an erased end user's entries are
- * dropped at once.
+ * dropped at once. An answer is admitted on its second computation within a while, not its first: most fresh
+ * answers are asked for once (a new context, a history that changes with every interaction), and keeping each
+ * of them would only churn the cache and the garbage collector's old generation.
  */
 import { LruMap } from "../../shared/lru-map";
 import type { UserHistory } from "./history-cache";
@@ -36,12 +38,21 @@ interface Entry {
 /** Total size of the cached response bodies (plus a fixed overhead per entry). */
 const DEFAULT_BUDGET_BYTES = 32 * 2 ** 20;
 const ENTRY_OVERHEAD_BYTES = 256;
+/** Keys remembered as asked for once: two generations of up to this many each. */
+const SEEN_PER_GENERATION = 50_000;
 
 const tuningKey = (tuning: ServingTuning) => `${tuning.candidateMinItems}/${tuning.selectiveMaxItems}`;
 
 export class PageCache {
   private readonly entries = new LruMap<string, Entry>();
   private bytes = 0;
+  /**
+   * Checksums of keys computed once and not admitted yet, in two generations (the older one is dropped when
+   * the newer fills up). Checksums rather than keys: nothing about an end user's request is kept here, so
+   * erasure has nothing to clear; two keys sharing one only means an answer is admitted a computation early.
+   */
+  private seen = new Set<number>();
+  private seenBefore = new Set<number>();
 
   constructor(private readonly budgetBytes = DEFAULT_BUDGET_BYTES) {}
 
@@ -92,6 +103,26 @@ export class PageCache {
     }
   }
 
+  /**
+   * Stores a freshly computed answer if it was computed for the same key before (see the admission note
+   * above); returns whether it was stored.
+   */
+  offer(key: string, inputs: PageInputs, page: RenderedPage): boolean {
+    const checksum = Bun.hash.crc32(key);
+    if (!this.seen.has(checksum) && !this.seenBefore.has(checksum)) {
+      if (this.seen.size >= SEEN_PER_GENERATION) {
+        this.seenBefore = this.seen;
+        this.seen = new Set();
+      }
+      this.seen.add(checksum);
+      return false;
+    }
+    this.seen.delete(checksum);
+    this.seenBefore.delete(checksum);
+    this.set(key, inputs, page);
+    return true;
+  }
+
   /** An erased end user: nothing computed for them stays in memory. */
   dropEndUser(accountId: number, externalUserId: string): void {
     this.dropPrefix(`${accountId}\u0000${externalUserId}\u0000`);
@@ -104,6 +135,8 @@ export class PageCache {
   clear(): void {
     this.entries.clear();
     this.bytes = 0;
+    this.seen.clear();
+    this.seenBefore.clear();
   }
 
   get size(): number {
@@ -120,7 +153,7 @@ export class PageCache {
   }
 }
 
-/** The cached answer when its inputs still hold, else `compute()`'s, cached for the next identical request. */
+/** The cached answer when its inputs still hold, else `compute()`'s, offered to the cache. */
 export function cachedPage(
   cache: PageCache,
   key: string,
@@ -130,6 +163,6 @@ export function cachedPage(
   const hit = cache.get(key, inputs);
   if (hit !== undefined) return hit;
   const page = compute();
-  cache.set(key, inputs, page);
+  cache.offer(key, inputs, page);
   return page;
 }

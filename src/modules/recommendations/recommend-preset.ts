@@ -114,6 +114,6 @@ export async function recommendPreset({
     tuning: service.tuning,
   });
   const page = renderPage(endpoint, history.endUserId, ranked, 0, limit);
-  if (cacheable) service.pages.set(key, inputs, page);
+  if (cacheable) service.pages.offer(key, inputs, page);
   return respond(deps, ctx.accountId, page);
 }
