@@ -20,7 +20,12 @@ export interface RecommendationLogEntry {
 }
 
 const FLUSH_INTERVAL_MS = 1000;
-const FLUSH_AT = 500;
+/**
+ * A write costs a few round trips and statements whatever its size: at 500 entries that was about 0.6 µs of
+ * this process's CPU per entry on top of the entry's own 0.8 µs. The lock it holds is held for a few
+ * milliseconds longer, which only an erasure racing it waits for.
+ */
+const FLUSH_AT = 2000;
 /** Beyond this the oldest entries are dropped (and counted) rather than growing memory without bound. */
 const MAX_QUEUED = 50_000;
 
