@@ -10,6 +10,7 @@
 import { sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
+import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
@@ -93,7 +94,8 @@ function buildAuthPlugin(deps: AppDeps) {
     auth: (options: AuthOptions) => ({
       detail: { security: SECURITY[options.mode] },
       async transform({ request, route, set }) {
-        const tenant = await authenticate(deps, request, options);
+        const tenant =
+          authenticateFromCache(deps, request, options) ?? (await authenticate(deps, request, options));
         const guardRequest = {
           method: request.method,
           route,
@@ -160,6 +162,32 @@ async function authenticate(deps: AppDeps, request: Request, options: AuthOption
   return { accountId, account, actor, requestId: requestIdOf(request) };
 }
 
+/**
+ * The common case without waiting: an API-key request (no bearer token) whose key and account are both in
+ * memory. Anything else (a token, a cache miss, a refusal to explain) is left to `authenticate`.
+ */
+function authenticateFromCache(
+  deps: AppDeps,
+  request: Request,
+  options: AuthOptions,
+): TenantContext | undefined {
+  if (options.mode !== "key" && options.mode !== "keyOrJwt") return undefined;
+  const value = request.headers.get("x-api-key");
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (!looksLikeApiKey(trimmed)) return undefined;
+  const key = deps.identity.keys.cached(hashApiKey(trimmed));
+  if (key === undefined) return undefined;
+  const account = deps.identity.accounts.cached(key.accountId);
+  if (account === undefined || !account.isActive) return undefined;
+  return {
+    accountId: key.accountId,
+    account,
+    actor: admitKey(deps, request, key, options),
+    requestId: requestIdOf(request),
+  };
+}
+
 async function authenticateKey(
   deps: AppDeps,
   request: Request,
@@ -170,6 +198,11 @@ async function authenticateKey(
   if (!looksLikeApiKey(trimmed)) throw new AppError("INVALID_API_KEY", "Invalid API key");
   const key = await deps.identity.keys.resolve(hashApiKey(trimmed));
   if (key === undefined) throw new AppError("INVALID_API_KEY", "Invalid API key");
+  return { accountId: key.accountId, actor: admitKey(deps, request, key, options) };
+}
+
+/** A known key's own limits (a publishable key's scopes and origins), its use noted; the request's actor. */
+function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
       throw new AppError("INSUFFICIENT_SCOPE", "This publishable key may not call this route");
@@ -180,10 +213,7 @@ async function authenticateKey(
     }
   }
   deps.identity.lastUsed.touch(key.keyId);
-  return {
-    accountId: key.accountId,
-    actor: { type: "apiKey", keyId: key.keyId, keyKind: key.kind, scopes: key.scopes },
-  };
+  return { type: "apiKey", keyId: key.keyId, keyKind: key.kind, scopes: key.scopes };
 }
 
 interface SubjectRow {

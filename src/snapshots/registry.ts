@@ -102,18 +102,15 @@ export class SnapshotRegistry {
   peekSnapshot(accountId: number): Snapshot | undefined {
     const entry = this.entries.get(accountId);
     if (entry === undefined) return undefined;
+    this.options.metrics?.cacheHit("snapshot");
     this.touch(accountId, entry);
     return entry.snapshot;
   }
 
   /** The account's snapshot, loading it from its published model on first use; undefined when it has none. */
   async getSnapshot(accountId: number): Promise<Snapshot | undefined> {
-    const entry = this.entries.get(accountId);
-    if (entry !== undefined) {
-      this.options.metrics?.cacheHit("snapshot");
-      this.touch(accountId, entry);
-      return entry.snapshot;
-    }
+    const loaded = this.peekSnapshot(accountId);
+    if (loaded !== undefined) return loaded;
     this.options.metrics?.cacheMiss("snapshot");
     const absentSince = this.absent.get(accountId);
     if (absentSince !== undefined && Date.now() - absentSince < (this.options.absentTtlMs ?? 30_000)) {

@@ -125,7 +125,8 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
         body: { is_active: false },
       });
       expect(off.status).toBe(200);
-      for (const auth of [{ apiKey: admin.apiKey }, { token: admin.token }]) {
+      // Twice each: the second request meets the deactivated account already in memory.
+      for (const auth of [{ apiKey: admin.apiKey }, { token: admin.token }, { apiKey: admin.apiKey }]) {
         const res = await ctx.request("GET", "/api/v1/accounts/current", auth);
         expect(res.status).toBe(403);
         expect(res.body.errorCode).toBe("FORBIDDEN");

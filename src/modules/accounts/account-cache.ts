@@ -56,9 +56,15 @@ export class AccountCache {
     this.entries.clear();
   }
 
-  async get(accountId: number): Promise<AccountSnapshot | undefined> {
+  /** The account when it is cached and fresh, without waiting: the common case of every authenticated request. */
+  cached(accountId: number): AccountSnapshot | undefined {
     const cached = this.entries.get(accountId);
-    if (cached !== undefined && Date.now() - cached.loadedAt < TTL_MS) return cached.account;
+    return cached !== undefined && Date.now() - cached.loadedAt < TTL_MS ? cached.account : undefined;
+  }
+
+  async get(accountId: number): Promise<AccountSnapshot | undefined> {
+    const cached = this.cached(accountId);
+    if (cached !== undefined) return cached;
     const generation = this.generation;
     const [row] = await this.database.rows<Row>(
       sql`select a.id, a.name, a.plan, a.is_active, a.subscription_status, a.created_at,

@@ -78,10 +78,16 @@ export class ApiKeyCache {
     this.entries.clear();
   }
 
-  async resolve(hash: string): Promise<ResolvedKey | undefined> {
+  /** The key when it is cached and fresh, without waiting: the common case of every authenticated request. */
+  cached(hash: string): ResolvedKey | undefined {
     // The map is keyed by the hash itself, so a hit is an exact match; no second comparison is needed.
     const cached = this.entries.get(hash);
-    if (cached !== undefined && Date.now() - cached.loadedAt < TTL_MS) return cached.key;
+    return cached !== undefined && Date.now() - cached.loadedAt < TTL_MS ? cached.key : undefined;
+  }
+
+  async resolve(hash: string): Promise<ResolvedKey | undefined> {
+    const cached = this.cached(hash);
+    if (cached !== undefined) return cached;
     const generation = this.generation;
     const [row] = await this.database.rows<KeyRow>(
       sql`select id, account_id, kind, key_hash, scopes, allowed_domains

@@ -9,7 +9,8 @@ import type { Logger } from "../../shared/logger";
 const FLUSH_MS = 30_000;
 
 export class LastUsedBuffer {
-  private readonly uses = new Map<number, Date>();
+  /** Key id → time of its latest use (epoch ms: noted on every authenticated request, so no Date each time). */
+  private readonly uses = new Map<number, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<void> | undefined;
 
@@ -31,12 +32,13 @@ export class LastUsedBuffer {
     await this.flush();
   }
 
-  touch(keyId: number, at = new Date()): void {
+  touch(keyId: number, at = Date.now()): void {
     this.uses.set(keyId, at);
   }
 
   pending(keyId: number): Date | undefined {
-    return this.uses.get(keyId);
+    const at = this.uses.get(keyId);
+    return at === undefined ? undefined : new Date(at);
   }
 
   async flush(): Promise<void> {
@@ -44,7 +46,9 @@ export class LastUsedBuffer {
     if (this.uses.size === 0) return;
     const batch = [...this.uses];
     this.uses.clear();
-    const values: SQL[] = batch.map(([id, at]) => sql`(${id}::int, ${at.toISOString()}::timestamptz)`);
+    const values: SQL[] = batch.map(
+      ([id, at]) => sql`(${id}::int, ${new Date(at).toISOString()}::timestamptz)`,
+    );
     this.flushing = this.database
       .rows(
         sql`update api_keys set last_used_at = greatest(coalesce(api_keys.last_used_at, v.at), v.at)

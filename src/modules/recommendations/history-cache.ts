@@ -51,6 +51,12 @@ export class HistoryCache {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** The history when it is loaded and fresh, without waiting (a returning user's request); else undefined. */
+  loaded(accountId: number, externalUserId: string): UserHistory | undefined {
+    const hit = this.entries.get(cacheKey(accountId, externalUserId));
+    return hit !== undefined && this.clock() - hit.loadedAt < TTL_MS ? hit.loaded : undefined;
+  }
+
   get(accountId: number, externalUserId: string): Promise<UserHistory> {
     const key = cacheKey(accountId, externalUserId);
     const now = this.clock();

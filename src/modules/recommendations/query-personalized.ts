@@ -1,10 +1,12 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { compileFilters, needsAttributes } from "./filters";
+import type { UserHistory } from "./history-cache";
 import { cachedPage, PageCache } from "./page-cache";
 import { rank } from "./rank";
 import { renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
+import type { ServingView } from "./service";
 import { sourceLabels, strategyWeights } from "./strategy";
 import { daypartOf } from "./time-of-day";
 
@@ -16,7 +18,7 @@ import { daypartOf } from "./time-of-day";
  * signal to act on (no place is stored with products or interactions). An identical
  * request whose inputs have not changed since is answered from the page cache.
  */
-export async function queryPersonalized({
+export function queryPersonalized({
   ctx,
   deps,
   input,
@@ -24,14 +26,34 @@ export async function queryPersonalized({
   ctx: TenantContext;
   deps: AppDeps;
   input: PersonalizedQuery;
-}): Promise<RecommendationPage> {
+}): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
-  const [view, history] = await Promise.all([
-    service.view(ctx.accountId),
-    service.histories.get(ctx.accountId, input.external_user_id),
-  ]);
+  // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
+  const view = service.viewNow(ctx.accountId);
+  const history = view && service.histories.loaded(ctx.accountId, input.external_user_id);
+  if (view !== undefined && history !== undefined && !needsAttributes(input.filters)) {
+    return answer(ctx, deps, input, view, history, []);
+  }
+  return (async () => {
+    const [view, history] = await Promise.all([
+      service.view(ctx.accountId),
+      service.histories.get(ctx.accountId, input.external_user_id),
+    ]);
+    const attributes = needsAttributes(input.filters) ? await view.table.attributes() : [];
+    return answer(ctx, deps, input, view, history, attributes);
+  })();
+}
+
+function answer(
+  ctx: TenantContext,
+  deps: AppDeps,
+  input: PersonalizedQuery,
+  view: ServingView,
+  history: UserHistory,
+  attributes: readonly (Record<string, unknown> | undefined)[],
+): RecommendationPage {
+  const service = deps.recommendations;
   const { table, signals } = view;
-  const attributes = needsAttributes(input.filters) ? await table.attributes() : [];
   const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, JSON.stringify(input));
   const inputs = { history, view, tuning: service.tuning };
   const page = cachedPage(service.pages, key, inputs, () => {

@@ -30,6 +30,8 @@ export interface ServingView {
 
 export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;
+  /** The snapshot already in memory, or undefined (never loads). */
+  peekSnapshot(accountId: number): Snapshot | undefined;
 }
 
 export class RecommendationService {
@@ -62,6 +64,15 @@ export class RecommendationService {
     const snapshot = await this.snapshots?.getSnapshot(accountId);
     if (snapshot !== undefined) return snapshotView(snapshot, this.database, this.tuning);
     return { table: await this.catalogue.get(accountId), signals: null };
+  }
+
+  /**
+   * The view without waiting when the account's published snapshot is in memory (every request after its
+   * first); undefined otherwise, and `view` then loads what is needed.
+   */
+  viewNow(accountId: number): ServingView | undefined {
+    const snapshot = this.snapshots?.peekSnapshot(accountId);
+    return snapshot === undefined ? undefined : snapshotView(snapshot, this.database, this.tuning);
   }
 
   async start(): Promise<void> {

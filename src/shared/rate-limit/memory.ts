@@ -18,25 +18,37 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   consumeNow(rules: readonly RateRule[], cost = 1): RateDecision {
+    // On every authenticated request: counters are updated in place, with no per-rule closures.
     const now = this.now();
     if (++this.decisionsSinceSweep >= 10_000) this.sweep(now);
-    const current = rules.map((rule) => {
+    const live: (Counter | undefined)[] = new Array(rules.length);
+    const counts: number[] = new Array(rules.length);
+    let blockedBy = -1;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
       const counter = this.counters.get(rule.key);
-      const count = counter !== undefined && counter.resetAt > now ? counter.count : 0;
-      return Math.max(count, rule.floor ?? 0);
-    });
-    const blockedBy = rules.findIndex((rule, i) => current[i]! + cost > rule.limit);
+      const current = counter !== undefined && counter.resetAt > now ? counter : undefined;
+      live[i] = current;
+      counts[i] = Math.max(current?.count ?? 0, rule.floor ?? 0);
+      if (blockedBy === -1 && counts[i]! + cost > rule.limit) blockedBy = i;
+    }
     const allowed = blockedBy === -1;
-    const states: RuleState[] = rules.map((rule, i) => {
-      const count = allowed ? current[i]! + cost : current[i]!;
-      if (allowed) this.counters.set(rule.key, { count, resetAt: rule.resetAt });
-      return {
+    const states: RuleState[] = new Array(rules.length);
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
+      const count = allowed ? counts[i]! + cost : counts[i]!;
+      if (allowed) {
+        const counter = live[i];
+        if (counter !== undefined && counter.resetAt === rule.resetAt) counter.count = count;
+        else this.counters.set(rule.key, { count, resetAt: rule.resetAt });
+      }
+      states[i] = {
         key: rule.key,
         limit: rule.limit,
         remaining: Math.max(0, rule.limit - count),
         resetAt: rule.resetAt,
       };
-    });
+    }
     return { allowed, blockedBy, rules: states };
   }
 

@@ -16,7 +16,7 @@ export class MemoryUsageMeter implements UsageMeter {
     private readonly flushIntervalMs = 5_000,
   ) {}
 
-  record(accountId: number, counts: Partial<UsageCounts>, at: Date = new Date()): void {
+  record(accountId: number, counts: Partial<UsageCounts>, at?: Date): void {
     const day = utcDay(at);
     const key = `${accountId}|${day}`;
     let row = this.pending.get(key);

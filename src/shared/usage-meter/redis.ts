@@ -32,7 +32,7 @@ export class RedisUsageMeter implements UsageMeter {
     this.dirtyKey = `${prefix}dirty`;
   }
 
-  record(accountId: number, counts: Partial<UsageCounts>, at: Date = new Date()): void {
+  record(accountId: number, counts: Partial<UsageCounts>, at?: Date): void {
     this.add(accountId, utcDay(at), counts).catch((error: unknown) =>
       this.logger.warn("usage counter update failed", { error, accountId }),
     );

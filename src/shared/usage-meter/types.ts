@@ -31,11 +31,14 @@ let dayStart = 0;
 let dayEnd = 0;
 let dayName = "";
 
-/** The UTC day of `at` as YYYY-MM-DD (called per request: the current day's name is reused). */
-export function utcDay(at: Date): string {
-  const t = at.getTime();
+/**
+ * The UTC day of `at` (a Date or epoch milliseconds, default now) as YYYY-MM-DD. Called per request: the
+ * current day's name is reused.
+ */
+export function utcDay(at: Date | number = Date.now()): string {
+  const t = typeof at === "number" ? at : at.getTime();
   if (t >= dayStart && t < dayEnd) return dayName;
-  const name = at.toISOString().slice(0, 10);
+  const name = new Date(t).toISOString().slice(0, 10);
   dayStart = Date.parse(`${name}T00:00:00Z`);
   dayEnd = dayStart + 86_400_000;
   dayName = name;
