@@ -206,9 +206,15 @@ describe("category listing from the snapshot", () => {
       expect(res.status).toBe(200);
       return res.body;
     };
+    const pages = ctx.deps.recommendations.pages;
+    const cachedBefore = pages.size;
     const before = await list();
     expect(ids(before)[0]).toBe("p-3-0");
     expect(before.total).toBe(10);
+    // Asked again, the same listing is kept in the page cache (from its second computation) and served as is.
+    expect(await list()).toEqual(before);
+    expect(pages.size).toBe(cachedBefore + 1);
+    expect(await list()).toEqual(before);
     // A price change reaches the snapshot through its freshness refresh: poll, no timing assumption.
     const put = await ctx.request("PUT", "/api/v1/products/external/p-3-9", {
       apiKey: tenant.apiKey,

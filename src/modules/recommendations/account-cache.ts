@@ -6,6 +6,8 @@ interface Entry<V> {
   key: unknown;
   value: Promise<V>;
   loadedAt: number;
+  /** The value once loaded. */
+  loaded?: V;
 }
 
 export class AccountCache<V> {
@@ -16,6 +18,14 @@ export class AccountCache<V> {
     private readonly maxAccounts: number,
   ) {}
 
+  /** The cached value when it is loaded and fresh (and `key` matches), without waiting; else undefined. */
+  loaded(accountId: number, key: unknown = undefined): V | undefined {
+    const hit = this.entries.get(accountId);
+    return hit !== undefined && hit.key === key && Date.now() - hit.loadedAt < this.ttlMs
+      ? hit.loaded
+      : undefined;
+  }
+
   /** The cached value for the account, or a fresh `load()`; `key` (e.g. a snapshot) must match too. */
   get(accountId: number, load: () => Promise<V>, key: unknown = undefined): Promise<V> {
     const hit = this.entries.get(accountId);
@@ -23,9 +33,14 @@ export class AccountCache<V> {
     const entry: Entry<V> = { key, value: load(), loadedAt: Date.now() };
     this.entries.delete(accountId);
     this.entries.set(accountId, entry);
-    entry.value.catch(() => {
-      if (this.entries.get(accountId) === entry) this.entries.delete(accountId);
-    });
+    entry.value.then(
+      (value) => {
+        entry.loaded = value;
+      },
+      () => {
+        if (this.entries.get(accountId) === entry) this.entries.delete(accountId);
+      },
+    );
     if (this.entries.size > this.maxAccounts) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

@@ -39,6 +39,11 @@ export class CatalogueExtras {
     return this.cache.get(snapshot.accountId, () => this.load(snapshot), snapshot);
   }
 
+  /** The newer products when already loaded for this snapshot and fresh, without waiting; else undefined. */
+  loaded(snapshot: Snapshot): ExtraProduct[] | undefined {
+    return this.cache.loaded(snapshot.accountId, snapshot);
+  }
+
   invalidate(accountId: number): void {
     this.cache.invalidate(accountId);
   }

@@ -1,11 +1,14 @@
 import { sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
+import type { ExtraProduct } from "./catalogue-extras";
 import { POPULARITY_SQL } from "./catalogue-loader";
 import { listCategoryFromSnapshot } from "./category-snapshot";
 import { normalizeCategory } from "./item-table";
+import { cachedPage, PageCache } from "./page-cache";
 import { renderPage, respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
+import type { ServingView } from "./service";
 import type { CategorySort } from "./serving-cache";
 
 export type { CategorySort };
@@ -39,7 +42,7 @@ const ORDER: Record<CategorySort, ReturnType<typeof sql.raw>> = {
  * without one from the product rows, where popularity is the 7-day-decayed interaction weight. Rating is
  * the mean RATING value (unrated products last). No history filter applies.
  */
-export async function listCategory({
+export function listCategory({
   ctx,
   deps,
   input,
@@ -47,19 +50,64 @@ export async function listCategory({
   ctx: TenantContext;
   deps: AppDeps;
   input: CategoryInput;
-}): Promise<RecommendationPage> {
+}): RecommendationPage | Promise<RecommendationPage> {
   const category = normalizeCategory(input.category);
   const sortBy = input.sortBy ?? "popularity";
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
+  const request = { category, sortBy, skip, limit };
   const service = deps.recommendations;
-  const view = await service.view(ctx.accountId);
-  if (view.snapshot !== undefined) {
-    // With a model: the snapshot's cached category order, no SQL per request.
-    const extras = await service.extras.get(view.snapshot);
-    const page = listCategoryFromSnapshot(view.table, extras, category, sortBy, skip, limit);
-    return respond(deps, ctx.accountId, renderPage("category", null, page, skip, limit));
-  }
+  // With a model in memory and its newer products known, no waiting (and often the page cache).
+  const view = service.viewNow(ctx.accountId);
+  const newer = view?.snapshot && service.extras.loaded(view.snapshot);
+  if (view !== undefined && newer !== undefined) return fromSnapshot(ctx, deps, view, newer, request);
+  return (async () => {
+    const view = await service.view(ctx.accountId);
+    if (view.snapshot !== undefined) {
+      return fromSnapshot(ctx, deps, view, await service.extras.get(view.snapshot), request);
+    }
+    return fromProductRows(ctx, deps, request);
+  })();
+}
+
+interface CategoryRequest {
+  category: string;
+  sortBy: CategorySort;
+  skip: number;
+  limit: number;
+}
+
+/** With a model: the snapshot's cached category order, no SQL per request; pages cached while it holds. */
+function fromSnapshot(
+  ctx: TenantContext,
+  deps: AppDeps,
+  view: ServingView,
+  newer: readonly ExtraProduct[],
+  { category, sortBy, skip, limit }: CategoryRequest,
+): RecommendationPage {
+  const service = deps.recommendations;
+  const key = PageCache.key(ctx.accountId, "", ENDPOINT, `${sortBy}|${skip}|${limit}|${category}`);
+  const inputs = { history: null, view, tuning: service.tuning, newer };
+  const page = cachedPage(service.pages, key, inputs, () =>
+    renderPage(
+      ENDPOINT,
+      null,
+      listCategoryFromSnapshot(view.table, newer, category, sortBy, skip, limit),
+      skip,
+      limit,
+    ),
+  );
+  return respond(deps, ctx.accountId, page);
+}
+
+const ENDPOINT = "category";
+
+/** Without a model: the product rows, popularity aggregated from the interactions. */
+async function fromProductRows(
+  ctx: TenantContext,
+  deps: AppDeps,
+  { category, sortBy, skip, limit }: CategoryRequest,
+): Promise<RecommendationPage> {
   // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.
   const rows = await deps.database.rows<Row>(sql`
     select p.external_id, p.name, p.price, s.popularity, s.rating, count(*) over () as total
@@ -94,5 +142,5 @@ export async function listCategory({
       source: "popular",
     };
   });
-  return respond(deps, ctx.accountId, renderPage("category", null, { items, total }, skip, limit));
+  return respond(deps, ctx.accountId, renderPage(ENDPOINT, null, { items, total }, skip, limit));
 }

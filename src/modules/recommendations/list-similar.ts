@@ -33,7 +33,7 @@ const NO_HISTORY = {
  * unknown or soft-deleted product (or one of another account) is a 404. Answers from the model's table are
  * served again from the page cache while it is unchanged.
  */
-export async function listSimilar({
+export function listSimilar({
   ctx,
   deps,
   input,
@@ -41,23 +41,46 @@ export async function listSimilar({
   ctx: TenantContext;
   deps: AppDeps;
   input: SimilarInput;
-}): Promise<RecommendationPage> {
+}): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
-  let view: ServingView = await service.view(ctx.accountId);
-  const key = PageCache.key(ctx.accountId, "", ENDPOINT, JSON.stringify(input));
-  const inputs = { history: null, view, tuning: service.tuning };
-  const hit = service.pages.get(key, inputs);
-  if (hit !== undefined) return respond(deps, ctx.accountId, hit);
-  let item = view.table.indexOf.get(input.externalProductId);
-  let cacheable = true;
-  if (item === undefined || view.table.deleted[item] === 1) {
+  // A product of a tenant in memory is answered without waiting (and often from the page cache).
+  const view = service.viewNow(ctx.accountId);
+  const item = view && liveItem(view, input.externalProductId);
+  if (view !== undefined && item !== undefined) return answer(ctx, deps, input, view, item, true);
+  return (async () => {
+    let view: ServingView = await service.view(ctx.accountId);
+    let item = liveItem(view, input.externalProductId);
+    if (item !== undefined) return answer(ctx, deps, input, view, item, true);
     // A product created after the model was trained is not in the snapshot: rank it over the product rows.
     const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.externalProductId);
     if (row === undefined) throw notFound("Product");
     view = { table: await service.catalogue.get(ctx.accountId), signals: null };
     item = view.table.indexOf.get(input.externalProductId);
     if (item === undefined) throw notFound("Product");
-    cacheable = false;
+    return answer(ctx, deps, input, view, item, false);
+  })();
+}
+
+function liveItem(view: ServingView, externalId: string): number | undefined {
+  const item = view.table.indexOf.get(externalId);
+  return item !== undefined && view.table.deleted[item] !== 1 ? item : undefined;
+}
+
+/** `cacheable`: the answer comes from the model's table (not the product rows of a newer product). */
+function answer(
+  ctx: TenantContext,
+  deps: AppDeps,
+  input: SimilarInput,
+  view: ServingView,
+  item: number,
+  cacheable: boolean,
+): RecommendationPage {
+  const service = deps.recommendations;
+  const key = PageCache.key(ctx.accountId, "", ENDPOINT, JSON.stringify(input));
+  const inputs = { history: null, view, tuning: service.tuning };
+  if (cacheable) {
+    const hit = service.pages.get(key, inputs);
+    if (hit !== undefined) return respond(deps, ctx.accountId, hit);
   }
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;

@@ -1,7 +1,8 @@
 /**
  * Answers already computed, served again while nothing they were computed from has changed. An answer is
  * a pure function of the request, the end user's cached history, the serving view (table and signals), the
- * table's items revision and the tuning, so an entry records exactly those and is used only when all of them
+ * table's items revision, the tuning and (for category listings) the products newer than the snapshot, so an
+ * entry records exactly those and is used only when all of them
  * are still the same objects and values: a recorded interaction (a new history object, in this process or
  * through the cross-process history sync), a newly published model (a new view), a catalogue change written
  * into the snapshot (a new revision) or a history reloaded after its TTL each make the next request rank
@@ -23,10 +24,13 @@ export interface PageInputs {
   history: UserHistory | null;
   view: ServingView;
   tuning: ServingTuning;
+  /** Products newer than the view's snapshot, for listings that merge them in (the same list object). */
+  newer?: readonly unknown[];
 }
 
 interface Entry {
   history: UserHistory | null;
+  newer: readonly unknown[] | undefined;
   table: ServingView["table"];
   signals: ServingView["signals"];
   revision: number;
@@ -70,6 +74,7 @@ export class PageCache {
     const { view } = inputs;
     if (
       entry.history !== inputs.history ||
+      entry.newer !== inputs.newer ||
       entry.table !== view.table ||
       entry.signals !== view.signals ||
       entry.revision !== view.table.revision() ||
@@ -89,6 +94,7 @@ export class PageCache {
     if (previous !== undefined) this.remove(key, previous);
     this.entries.set(key, {
       history: inputs.history,
+      newer: inputs.newer,
       table: inputs.view.table,
       signals: inputs.view.signals,
       revision: inputs.view.table.revision(),

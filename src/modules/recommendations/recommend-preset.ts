@@ -2,11 +2,14 @@ import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
+import type { UserHistory } from "./history-cache";
+import type { ItemTable } from "./item-table";
 import { PageCache } from "./page-cache";
 import { recentAnchors } from "./query-personalized";
 import { rank } from "./rank";
 import { renderPage, respond } from "./respond";
 import type { PresetBody, RecommendationPage } from "./schemas";
+import type { ServingView } from "./service";
 import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
 
 export interface PresetInput {
@@ -30,7 +33,7 @@ export const CHECKOUT_PRICE_SHARE = 0.3;
  * cart items excluded, in stock. checkout: cheap, popular, in-stock add-ons priced ≤ 30% of order_value.
  * Identical requests are answered from the page cache while their inputs hold.
  */
-export async function recommendPreset({
+export function recommendPreset({
   ctx,
   deps,
   input,
@@ -38,12 +41,51 @@ export async function recommendPreset({
   ctx: TenantContext;
   deps: AppDeps;
   input: PresetInput;
-}): Promise<RecommendationPage> {
+}): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
-  const [view, history] = await Promise.all([
-    service.view(ctx.accountId),
-    service.histories.get(ctx.accountId, input.body.external_user_id),
-  ]);
+  // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
+  const view = service.viewNow(ctx.accountId);
+  const history = view && service.histories.loaded(ctx.accountId, input.body.external_user_id);
+  if (view !== undefined && history !== undefined && !outsideTable(view.table, input)) {
+    return answer(ctx, deps, input, view, history);
+  }
+  return (async () => {
+    const [view, history] = await Promise.all([
+      service.view(ctx.accountId),
+      service.histories.get(ctx.accountId, input.body.external_user_id),
+    ]);
+    if (outsideTable(view.table, input)) {
+      // Not in the model's table: a product created after training is fine, an unknown one is a 404.
+      const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId!);
+      if (row === undefined) throw notFound("Product");
+    }
+    return answer(ctx, deps, input, view, history);
+  })();
+}
+
+/** A live product of the table, by external id. */
+function live(table: ItemTable, externalId: string): number | undefined {
+  const item = table.indexOf.get(externalId);
+  return item !== undefined && table.deleted[item] !== 1 ? item : undefined;
+}
+
+/** The product page of a product the table does not know: the database must say whether it exists. */
+function outsideTable(table: ItemTable, input: PresetInput): boolean {
+  return (
+    input.preset === "product-page" &&
+    input.currentProductId !== undefined &&
+    live(table, input.currentProductId) === undefined
+  );
+}
+
+function answer(
+  ctx: TenantContext,
+  deps: AppDeps,
+  input: PresetInput,
+  view: ServingView,
+  history: UserHistory,
+): RecommendationPage {
+  const service = deps.recommendations;
   const { table, signals } = view;
   const endpoint = `ecommerce/${input.preset}`;
   const key = PageCache.key(
@@ -57,24 +99,16 @@ export async function recommendPreset({
   if (hit !== undefined) return respond(deps, ctx.accountId, hit);
   const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
   const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
-  const live = (externalId: string): number | undefined => {
-    const item = table.indexOf.get(externalId);
-    return item !== undefined && table.deleted[item] !== 1 ? item : undefined;
-  };
 
-  // The product page of a product created after training asks the database; that answer is not cached.
+  // The product page of a product created after training (checked in the database) is not cached.
   let cacheable = true;
   let sourceItems: number[] = [];
   let complementAnchors: number[] = [];
   const exclude: number[] = [];
   if (input.preset === "product-page" && input.currentProductId !== undefined) {
-    const current = live(input.currentProductId);
-    if (current === undefined) {
-      // Not in the model's table: a product created after training is fine, an unknown one is a 404.
-      const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId);
-      if (row === undefined) throw notFound("Product");
-      cacheable = false;
-    } else {
+    const current = live(table, input.currentProductId);
+    if (current === undefined) cacheable = false;
+    else {
       sourceItems = [current];
       exclude.push(current);
     }
@@ -82,7 +116,7 @@ export async function recommendPreset({
     for (const id of input.cartItems ?? []) {
       const item = table.indexOf.get(id);
       if (item !== undefined) exclude.push(item);
-      const alive = live(id);
+      const alive = live(table, id);
       if (alive !== undefined) sourceItems.push(alive);
     }
     complementAnchors = sourceItems;
