@@ -96,6 +96,44 @@ async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
+/** Statements with more parameters than this vary in length (IN lists, VALUES rows): not worth a plan each. */
+const MAX_PREPARED_PARAMETERS = 64;
+
+/**
+ * drizzle runs every query through postgres.js's `unsafe` with `prepare: false`, and postgres.js then sends
+ * each parameterised statement twice over: Parse/Describe (to learn the parameter types) and, a round trip
+ * later, Bind/Execute, Postgres parsing and planning it every time. This view of the client prepares them
+ * instead (one round trip and no parsing once a connection has seen the statement), except statements whose
+ * text varies with their data (a long parameter list), which would fill each connection's statement cache.
+ * Transactions and savepoints hand their callbacks the same view of their own client.
+ */
+function preparingStatements<C extends postgres.Sql | postgres.TransactionSql>(client: C): C {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === "unsafe") {
+        return (query: string, parameters: postgres.ParameterOrJSON<never>[] = [], options = {}) =>
+          target.unsafe(query, parameters, {
+            ...options,
+            prepare:
+              parameters.length > 0 && parameters.length <= MAX_PREPARED_PARAMETERS
+                ? true
+                : (options as { prepare?: boolean }).prepare,
+          });
+      }
+      if (property === "begin" || property === "savepoint") {
+        const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
+        return (...args: unknown[]) => {
+          const body = args.pop() as (inner: postgres.TransactionSql) => unknown;
+          return open.call(target, ...args, (inner: postgres.TransactionSql) =>
+            body(preparingStatements(inner)),
+          );
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const client = postgres(url, {
     max: options.maxConnections ?? 10,
@@ -103,7 +141,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     // bigint ids are returned as numbers by drizzle's column mapping; keep the driver's defaults otherwise.
     connection: { application_name: "recommendation-service" },
   });
-  const db = drizzlePostgres({ client, schema }) as unknown as Db;
+  const db = drizzlePostgres({ client: preparingStatements(client), schema }) as unknown as Db;
   const instanceId = newInstanceId();
   /** One connection per visibly subscribed channel, named after it; closed with its last subscription. */
   const visible = new Map<string, { client: postgres.Sql; subscriptions: number }>();
