@@ -43,13 +43,13 @@ export function contentIndex(model: EngineModel): AnnIndex | null {
 
 /**
  * Up to `k` labels nearest to `query`, best first, with their similarity as the index computed it (inner
- * product in an "ip" index, cosine in a "cosine" one).
+ * product in an "ip" index, cosine in a "cosine" one). `ef` bounds the candidate list of the walk (default
+ * the index's own efSearch); it is raised to k, as k results need at least that.
  */
-export function annTop(ix: AnnIndex, query: Float32Array, k: number): Neighbours {
+export function annTop(ix: AnnIndex, query: Float32Array, k: number, ef = ix.options.efSearch): Neighbours {
   const kk = Math.min(k, ix.index.getCurrentCount());
   if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
-  // ef bounds the candidate list of the walk; it must be at least k for k results.
-  ix.index.setEf(Math.max(ix.options.efSearch, kk));
+  ix.index.setEf(Math.max(ef, kk));
   const found = ix.index.searchKnn(Array.from(query), kk);
   // hnswlib reports distances, 1 − similarity for both spaces.
   return {
