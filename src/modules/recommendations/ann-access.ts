@@ -50,10 +50,17 @@ export function annTop(ix: AnnIndex, query: Float32Array, k: number, ef = ix.opt
   const kk = Math.min(k, ix.index.getCurrentCount());
   if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
   ix.index.setEf(Math.max(ef, kk));
-  const found = ix.index.searchKnn(Array.from(query), kk);
-  // hnswlib reports distances, 1 − similarity for both spaces.
-  return {
-    items: Int32Array.from(found.neighbors),
-    scores: Float32Array.from(found.distances, (d) => 1 - d),
-  };
+  // Plain loops: the generic `Array.from`/`TypedArray.from` paths cost more than the copies themselves.
+  const point = new Array<number>(query.length);
+  for (let d = 0; d < query.length; d++) point[d] = query[d]!;
+  const found = ix.index.searchKnn(point, kk);
+  const n = found.neighbors.length;
+  const items = new Int32Array(n);
+  const scores = new Float32Array(n);
+  for (let j = 0; j < n; j++) {
+    items[j] = found.neighbors[j]!;
+    // hnswlib reports distances, 1 − similarity for both spaces.
+    scores[j] = 1 - found.distances[j]!;
+  }
+  return { items, scores };
 }

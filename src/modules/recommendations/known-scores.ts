@@ -6,6 +6,9 @@
  */
 import type { Neighbours } from "../../engine";
 
+/** Positions packed below the item in a sort key (searches return far fewer results than this). */
+const POSITIONS = 2 ** 20;
+
 export class KnownScores {
   private items = new Int32Array(0);
   private scores = new Float32Array(0);
@@ -15,10 +18,21 @@ export class KnownScores {
    * (and a wider search returns the narrower one's items), so the longest list is kept.
    */
   remember(found: Neighbours, scale = 1): void {
-    if (found.items.length <= this.items.length) return;
-    const order = Array.from(found.items.keys()).sort((a, b) => found.items[a]! - found.items[b]!);
-    this.items = Int32Array.from(order, (j) => found.items[j]!);
-    this.scores = Float32Array.from(order, (j) => found.scores[j]! * scale);
+    const n = found.items.length;
+    if (n <= this.items.length) return;
+    // Sorted by item through one numeric sort of (item, position) packed into a double: no comparator calls.
+    const keys = new Float64Array(n);
+    for (let j = 0; j < n; j++) keys[j] = found.items[j]! * POSITIONS + j;
+    keys.sort();
+    const items = new Int32Array(n);
+    const scores = new Float32Array(n);
+    for (let p = 0; p < n; p++) {
+      const j = keys[p]! % POSITIONS;
+      items[p] = found.items[j]!;
+      scores[p] = found.scores[j]! * scale;
+    }
+    this.items = items;
+    this.scores = scores;
   }
 
   /** The remembered score of `item`, or NaN when it has none. */
