@@ -114,6 +114,36 @@ describe("time of day with a trained model", () => {
     expect(afternoon.afternoon).toBeLessThan(afternoon.night);
   });
 
+  test("answers are cached per daypart: another time in the same daypart meets the same cached answer", async () => {
+    const pages = ctx.deps.recommendations.pages;
+    const ask = (timeOfDay: string) =>
+      ctx.request("POST", QUERY, {
+        apiKey: tenant.apiKey,
+        body: {
+          external_user_id: "clock-watcher",
+          strategy: "popularity",
+          limit: 40,
+          context: { time_of_day: timeOfDay },
+        },
+      });
+    const first = await ask("2026-11-24T14:05:00Z");
+    await ask("2026-11-24T14:05:00Z");
+    const cached = pages.size;
+    // Another afternoon time: no new entry (the cached answer is served), and the same items.
+    const later = await ask("2026-11-24T16:59:59Z");
+    expect(pages.size).toBe(cached);
+    expect(later.body).toEqual(first.body);
+    // At night the ranking differs, and so does its cache entry.
+    const rank = (body: unknown, id: string) => {
+      const at = ids(body as never).indexOf(id);
+      expect(at).toBeGreaterThanOrEqual(0);
+      return at;
+    };
+    const night = await ask("02:30");
+    expect(rank(night.body, "p-0-9")).toBeLessThan(rank(night.body, "p-1-9"));
+    expect(rank(later.body, "p-1-9")).toBeLessThan(rank(later.body, "p-0-9"));
+  });
+
   test("an unrecognised time of day changes nothing", async () => {
     expect(await order("teatime")).toEqual(await order());
   });

@@ -54,7 +54,8 @@ function answer(
 ): RecommendationPage {
   const service = deps.recommendations;
   const { table, signals } = view;
-  const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, JSON.stringify(input));
+  const daypart = daypartOf(input.context?.time_of_day);
+  const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, requestKey(input, daypart));
   const inputs = { history, view, tuning: service.tuning };
   const page = cachedPage(service.pages, key, inputs, () => {
     const predicate = compileFilters(input.filters, table, attributes);
@@ -67,7 +68,6 @@ function answer(
     const source = sourceItem !== undefined && table.deleted[sourceItem] !== 1 ? [sourceItem] : [];
     const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
     const complementAnchors = goal === "conversion" ? recentAnchors(history, table.indexOf) : [];
-    const daypart = daypartOf(input.context?.time_of_day);
     const popularity = daypart === null ? null : (signals?.daypartPopularity(daypart) ?? null);
     const ranked = rank({
       table,
@@ -97,6 +97,15 @@ function answer(
 }
 
 const ENDPOINT = "personalized/query";
+
+/**
+ * The request as the page cache tells answers apart: a time of day counts by the daypart it falls in (a
+ * client sending the current time with every request would otherwise never meet its earlier answers).
+ */
+function requestKey(input: PersonalizedQuery, daypart: number | null): string {
+  if (input.context?.time_of_day === undefined) return JSON.stringify(input);
+  return JSON.stringify({ ...input, context: { ...input.context, time_of_day: daypart } });
+}
 
 /** Items the user recently bought or carted: anchors for "often bought together". */
 export function recentAnchors(
