@@ -34,6 +34,50 @@ describe("end-user history cache", () => {
     expect(changed.purchased).toEqual(["p2"]);
   });
 
+  test("interactions recorded here are taken into the cached history as a read would return them", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(5));
+    await interact(ctx, tenant, "recorder", "p1");
+    const histories = ctx.deps.recommendations.histories;
+    const before = await histories.get(tenant.accountId, "recorder");
+    const record = (body: Record<string, unknown>) =>
+      ctx.request("POST", "/api/v1/interactions/", {
+        apiKey: tenant.apiKey,
+        body: { external_user_id: "recorder", ...body },
+      });
+    expect((await record({ external_product_id: "p2", interaction_type: "purchase" })).status).toBe(200);
+    // An older interaction sent late lands by its time, after the newer ones.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString();
+    const late = await record({
+      external_product_id: "p3",
+      interaction_type: "RATING",
+      value: 4,
+      timestamp: yesterday,
+    });
+    expect(late.status).toBe(200);
+    const updated = histories.loaded(tenant.accountId, "recorder");
+    expect(updated).toBeDefined();
+    expect(updated).not.toBe(before);
+    // The same as reading it from the database.
+    histories.invalidate(tenant.accountId, "recorder");
+    const read = await histories.get(tenant.accountId, "recorder");
+    expect(updated!.events).toEqual(read.events);
+    expect([...updated!.purchased].sort()).toEqual([...read.purchased].sort());
+    expect(read.events.map((e) => e.externalProductId)).toEqual(["p2", "p1", "p3"]);
+  });
+
+  test("an interaction that creates the end user drops the cached empty history", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(2));
+    const histories = ctx.deps.recommendations.histories;
+    expect((await histories.get(tenant.accountId, "newcomer")).endUserId).toBeNull();
+    await interact(ctx, tenant, "newcomer", "p1");
+    expect(histories.loaded(tenant.accountId, "newcomer")).toBeUndefined();
+    const read = await histories.get(tenant.accountId, "newcomer");
+    expect(read.endUserId).not.toBeNull();
+    expect(read.events.map((e) => e.externalProductId)).toEqual(["p1"]);
+  });
+
   test("another account's end user of the same external id is a different, empty history", async () => {
     const ctx = await sharedTestContext();
     const a = await createShop(ctx, catalogue(2));

@@ -80,6 +80,29 @@ export class HistoryCache {
     return value;
   }
 
+  /**
+   * Interactions this process just committed for the user. A loaded history takes them in as a new object
+   * (so everything memoised on the old one is computed again, as after a read) instead of being read again
+   * on the next request; one still loading, or one of a user the account did not have yet, is dropped.
+   */
+  recorded(
+    accountId: number,
+    externalUserId: string,
+    endUserId: number,
+    interactions: readonly RecordedEvent[],
+  ): void {
+    const key = cacheKey(accountId, externalUserId);
+    const hit = this.entries.peek(key);
+    if (hit === undefined) return;
+    const current = hit.loaded;
+    if (current === undefined || current.endUserId !== endUserId) {
+      this.entries.delete(key);
+      return;
+    }
+    const updated = withInteractions(current, interactions);
+    this.entries.set(key, { value: Promise.resolve(updated), loadedAt: hit.loadedAt, loaded: updated });
+  }
+
   /** The user's data changed: the next request reads it again. */
   invalidate(accountId: number, externalUserId: string): void {
     this.entries.delete(cacheKey(accountId, externalUserId));
@@ -96,6 +119,40 @@ export class HistoryCache {
 }
 
 const cacheKey = (accountId: number, externalUserId: string) => `${accountId}\u0000${externalUserId}`;
+
+/** An interaction as recorded (see interactions/events.ts). */
+export interface RecordedEvent {
+  externalProductId: string;
+  interactionType: string;
+  value: number;
+  occurredAt: Date;
+}
+
+/**
+ * The history as a read would now return it: newest first (the just-recorded interactions, whose ids are the
+ * highest, before older ones of the same time), the latest HISTORY_LENGTH, purchases added.
+ */
+export function withInteractions(history: UserHistory, interactions: readonly RecordedEvent[]): UserHistory {
+  const added: HistoryEvent[] = [];
+  for (let i = interactions.length - 1; i >= 0; i--) {
+    const recorded = interactions[i]!;
+    added.push({
+      externalProductId: recorded.externalProductId,
+      type: recorded.interactionType,
+      value: recorded.value,
+      occurredAt: recorded.occurredAt.getTime(),
+    });
+  }
+  // A stable sort keeps the new ones ahead of older entries with the same time.
+  const events = [...added, ...history.events].sort((a, b) => b.occurredAt - a.occurredAt);
+  let purchased = history.purchased;
+  for (const event of added) {
+    if (event.type === "PURCHASE" && !purchased.includes(event.externalProductId)) {
+      purchased = [...purchased, event.externalProductId];
+    }
+  }
+  return { ...history, events: events.slice(0, HISTORY_LENGTH), purchased };
+}
 
 interface Row {
   end_user_id: number | string;

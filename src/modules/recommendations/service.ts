@@ -78,7 +78,7 @@ export class RecommendationService {
   async start(): Promise<void> {
     this.unsubscribe.push(
       onInteractionRecorded((event) => {
-        this.histories.invalidate(event.accountId, event.externalUserId);
+        this.histories.recorded(event.accountId, event.externalUserId, event.endUserId, event.interactions);
         this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
