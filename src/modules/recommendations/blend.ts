@@ -74,6 +74,19 @@ export function scaleInPlace(values: Float32Array): Float32Array {
   return values;
 }
 
+const logPopularities = new WeakMap<Float32Array, Float32Array>();
+
+/** log(1 + popularity), negatives as 0: what the trend component ranks by, worked out once per array. */
+function logPopularity(popularity: Float32Array): Float32Array {
+  let out = logPopularities.get(popularity);
+  if (out === undefined) {
+    out = new Float32Array(popularity.length);
+    for (let i = 0; i < popularity.length; i++) out[i] = Math.log1p(Math.max(0, popularity[i]!));
+    logPopularities.set(popularity, out);
+  }
+  return out;
+}
+
 export interface SparseScores {
   score: Map<number, number>;
   /** The anchor item that contributed most to each item's score. */
@@ -201,8 +214,8 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
     }
   }
   if (weights.trend) {
-    const pop = input.popularity;
-    values.trend = scaleInPlace(each((i) => Math.log1p(Math.max(0, pop[i]!))));
+    const trend = logPopularity(input.popularity);
+    values.trend = scaleInPlace(each((i) => trend[i]!));
   }
   const sparse = (scores: SparseScores | { dense: Float32Array; anchor: Int32Array }) => {
     if ("dense" in scores) {

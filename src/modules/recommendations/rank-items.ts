@@ -64,15 +64,32 @@ function similarity(table: ItemTable, signals: ModelSignals | null, a: number, b
   return taste === null ? category : 0.5 * category + 0.5 * Math.max(0, taste);
 }
 
-function dominant(plan: RankPlan, components: ComponentScores, position: number): Component | null {
+/** A component that scored the candidates, with its weight in the blend. */
+export interface WeightedComponent {
+  component: Component;
+  weight: number;
+  values: Float32Array;
+}
+
+/** The components that take part in the blend, in COMPONENTS order: worked out once per ranking. */
+export function weightedComponents(plan: RankPlan, components: ComponentScores): WeightedComponent[] {
+  const out: WeightedComponent[] = [];
+  for (const component of COMPONENTS) {
+    const weight = plan.weights[component];
+    const values = components.values[component];
+    if (weight && values !== undefined) out.push({ component, weight, values });
+  }
+  return out;
+}
+
+function dominant(weighted: readonly WeightedComponent[], position: number): Component | null {
   let best: Component | null = null;
   let bestValue = 0;
-  for (const component of COMPONENTS) {
-    const w = plan.weights[component];
-    const v = components.values[component]?.[position];
-    if (!w || v === undefined) continue;
-    if (w * v > bestValue) {
-      bestValue = w * v;
+  for (let c = 0; c < weighted.length; c++) {
+    const { component, weight, values } = weighted[c]!;
+    const v = weight * values[position]!;
+    if (v > bestValue) {
+      bestValue = v;
       best = component;
     }
   }
@@ -82,12 +99,13 @@ function dominant(plan: RankPlan, components: ComponentScores, position: number)
 export function toItem(
   plan: RankPlan,
   components: ComponentScores,
+  weighted: readonly WeightedComponent[],
   dense: TypedHistory,
   score: number,
   item: number,
   position: number,
 ): RecommendationItem {
-  const component = dominant(plan, components, position);
+  const component = dominant(weighted, position);
   const source: RecommendationSource = component === null ? "popular" : plan.label[component];
   const result: RecommendationItem = {
     externalId: plan.table.externalIds[item]!,

@@ -18,7 +18,7 @@ import type { ExplanationLevel } from "./explanations";
 import type { ItemPredicate } from "./filters";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
-import { mmr, toItem } from "./rank-items";
+import { mmr, toItem, weightedComponents } from "./rank-items";
 import type { RecommendationItem, RecommendationSource } from "./schemas";
 import { baseEligibility } from "./serving-cache";
 import type { ModelSignals } from "./signals";
@@ -166,11 +166,13 @@ export function rank(plan: RankPlan): RankedPage {
   const take = Math.min(total, want);
   let order = topK(final, plan.diverse ? Math.min(total, pool) : take);
   if (plan.diverse) order = mmr(order, final, candidates, table, signals, take);
-  const page = Array.from(order.subarray(plan.skip, take));
-  return {
-    items: page.map((p) => toItem(plan, components, dense, final[p]!, candidates[p]!, p)),
-    total,
-  };
+  const weighted = weightedComponents(plan, components);
+  const items: RecommendationItem[] = [];
+  for (let j = plan.skip; j < take && j < order.length; j++) {
+    const p = order[j]!;
+    items.push(toItem(plan, components, weighted, dense, final[p]!, candidates[p]!, p));
+  }
+  return { items, total };
 }
 
 function blendScores(
