@@ -33,6 +33,14 @@ export function snapshotView(snapshot: Snapshot, database: Database, tuning: Ser
   return view;
 }
 
+/** Floats in a 64-byte cache line. */
+const FLOATS_PER_LINE = 16;
+/**
+ * Where the scoring loops leave what they read while touching rows ahead of use, so the reads are not
+ * optimised away.
+ */
+const touch = { sink: 0 };
+
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */
 const TASTE_SHARE = 0.6;
 /** Similar-item lists kept per snapshot (about 2 KB each at k = 200). */
@@ -157,9 +165,18 @@ class EngineSignals implements ModelSignals {
       score,
       scoreInto: (items, out) => {
         const { itemFactors, k } = als;
+        for (let p = 0; p < items.length; p++) out[p] = known.get(items[p]!);
+        // The rows to read are scattered over the whole matrix: touching each one's cache lines first lets
+        // their loads overlap instead of stalling one dot product after another.
+        let touched = 0;
         for (let p = 0; p < items.length; p++) {
-          const s = known.get(items[p]!);
-          out[p] = Number.isNaN(s) ? rowDot(x, 0, itemFactors, items[p]! * k, k) : s;
+          if (!Number.isNaN(out[p]!)) continue;
+          const o = items[p]! * k;
+          for (let d = 0; d < k; d += FLOATS_PER_LINE) touched += itemFactors[o + d]!;
+        }
+        touch.sink = touched;
+        for (let p = 0; p < items.length; p++) {
+          if (Number.isNaN(out[p]!)) out[p] = rowDot(x, 0, itemFactors, items[p]! * k, k);
         }
       },
       top: (k) => {
@@ -204,13 +221,19 @@ class EngineSignals implements ModelSignals {
     const scoreInto = sparse
       ? (items: Int32Array, out: Float32Array) => {
           const { indptr, indices, data } = sparse;
+          for (let q = 0; q < items.length; q++) out[q] = known.get(items[q]!);
+          // As for the factors: the scattered row starts, then the rows, are touched before the sums.
+          let touched = 0;
+          for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) touched += indptr[items[q]!]!;
           for (let q = 0; q < items.length; q++) {
+            if (Number.isNaN(out[q]!)) touched += indices[indptr[items[q]!]!]! + data[indptr[items[q]!]!]!;
+          }
+          touch.sink = touched;
+          for (let q = 0; q < items.length; q++) {
+            if (!Number.isNaN(out[q]!)) continue;
             const i = items[q]!;
-            let sum = known.get(i);
-            if (Number.isNaN(sum)) {
-              sum = 0;
-              for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
-            }
+            let sum = 0;
+            for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
             out[q] = sum;
           }
         }
