@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { denseHistory } from "../../src/modules/recommendations/blend";
+import { HistoryCache } from "../../src/modules/recommendations/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/history-sync";
 import { rank } from "../../src/modules/recommendations/rank";
 import { sourceLabels } from "../../src/modules/recommendations/strategy";
@@ -241,6 +242,51 @@ describe("category listing from the snapshot", () => {
     const withNew = await list();
     expect(ids(withNew)[0]).toBe("p-3-new");
     expect(withNew.total).toBe(10);
+  });
+});
+
+describe("history read with the model in memory", () => {
+  test("names products from the model as the database would, and asks the database for newer ones", async () => {
+    const service = ctx.deps.recommendations;
+    await service.view(tenant.accountId);
+    const database = ctx.deps.database;
+    const statements: string[] = [];
+    const rows = database.rows;
+    const user = "u-7";
+    const read = async () => {
+      service.histories.invalidate(tenant.accountId, user);
+      statements.length = 0;
+      (database as { rows: typeof rows }).rows = (query, on) => {
+        // History reads only: other work of the service (refreshes, flushes) may run meanwhile.
+        const text = JSON.stringify(query);
+        if (text.includes("as events")) statements.push(text);
+        return rows(query, on);
+      };
+      try {
+        return await service.histories.get(tenant.accountId, user);
+      } finally {
+        (database as { rows: typeof rows }).rows = rows;
+      }
+    };
+    const fromModel = await read();
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain("join products");
+    // The same history as the database names it (a cache without the model's names joins the products).
+    const fromDatabase = await new HistoryCache(database).get(tenant.accountId, user);
+    expect(fromModel.events.length).toBeGreaterThan(0);
+    expect(fromModel.events).toEqual(fromDatabase.events);
+    expect([...fromModel.purchased].sort()).toEqual([...fromDatabase.purchased].sort());
+    // A product the model does not know: the read falls back to the database's names.
+    const created = await ctx.request("POST", "/api/v1/products/", {
+      apiKey: tenant.apiKey,
+      body: { externalId: "p-after-training", name: "New", price: 3, category: "cat1" },
+    });
+    expect(created.status).toBe(201);
+    await interact(ctx, tenant, user, "p-after-training", "PURCHASE");
+    const withNew = await read();
+    expect(statements).toHaveLength(2);
+    expect(withNew.events[0]!.externalProductId).toBe("p-after-training");
+    expect(withNew.purchased).toContain("p-after-training");
   });
 });
 
