@@ -56,7 +56,8 @@ export function gatherCandidates(
       out.push(item);
     }
   };
-  // Each index contributes its best eligible items, twice the page: the search asks for more to make up for
+  // Each index contributes its best eligible items (the factor index twice the page, the content index one
+  // page, see below): the search asks for more to make up for
   // exclusions and the filter, starting small (most of a long history is not among the user's nearest items)
   // and widening only when too few survive. What the search returns past those is not scored: an item
   // ranked below twice the page by its strongest signal practically never reaches the page.
@@ -65,27 +66,33 @@ export function gatherCandidates(
     MAX_ANN_CANDIDATES,
     Math.ceil((target + excludedCount + 20) / Math.max(share, 1e-3)),
   );
-  const fetch = (query: SignalQuery) => {
+  const fetch = (query: SignalQuery, wanted: number) => {
     let k = Math.min(
       widest,
-      Math.ceil((target + Math.min(excludedCount, target) + 20) / Math.max(share, 1e-3)),
+      Math.ceil((wanted + Math.min(excludedCount, wanted) + 20) / Math.max(share, 1e-3)),
     );
     for (;;) {
       const top = query.top(k);
       let found = 0;
-      for (let j = 0; j < top.length && found < target; j++) {
+      for (let j = 0; j < top.length && found < wanted; j++) {
         const i = top[j]!;
         if (eligible(i)) {
           add(i);
           found++;
         }
       }
-      if (found >= target || k >= widest || top.length < k) return;
+      if (found >= wanted || k >= widest || top.length < k) return;
       k = Math.min(widest, k * 3);
     }
   };
-  if (signals.collab) fetch(signals.collab);
-  if (signals.content) fetch(signals.content);
+  if (signals.collab) fetch(signals.collab, target);
+  // Content weighing at most half as much as collaborative filtering (the default hybrid blend): a page's
+  // worth of its candidates is enough. Twice that kept the same answers (top-20 overlap with exact scoring of
+  // every item 98.4% either way over 600 users of a 100k-item tenant, 550 vs 551 lists identical) for an HNSW
+  // walk a third wider; under load a user's first request took 11% more server time. With content weighing
+  // more (the discovery goal: 96.9% vs 96.7%) it keeps twice the page.
+  const contentSecondary = signals.collab !== null && 2 * (weights.content ?? 0) <= (weights.collab ?? 0);
+  if (signals.content) fetch(signals.content, contentSecondary ? pool : target);
   for (const sparse of [signals.similar, signals.complementary]) {
     if (sparse === null) continue;
     if ("dense" in sparse) continue;
