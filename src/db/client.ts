@@ -108,27 +108,29 @@ const MAX_PREPARED_PARAMETERS = 64;
  * Transactions and savepoints hand their callbacks the same view of their own client.
  */
 function preparingStatements<C extends postgres.Sql | postgres.TransactionSql>(client: C): C {
+  const unsafe = client.unsafe.bind(client) as (...args: unknown[]) => unknown;
+  const preparingUnsafe = (...args: unknown[]) => {
+    const [query, parameters, options] = args;
+    const prepared =
+      Array.isArray(parameters) && parameters.length > 0 && parameters.length <= MAX_PREPARED_PARAMETERS;
+    return prepared
+      ? unsafe(query, parameters, { ...(options as object | undefined), prepare: true })
+      : unsafe(...args);
+  };
+  /** `begin` and `savepoint`: the transaction's own client reaches the callback through this view too. */
+  const opening =
+    (open: (...args: unknown[]) => Promise<unknown>) =>
+    (...args: unknown[]) => {
+      const body = args.pop() as (inner: postgres.TransactionSql) => unknown;
+      return open(...args, (inner: postgres.TransactionSql) => body(preparingStatements(inner)));
+    };
+  const begin = "begin" in client ? opening(client.begin.bind(client) as never) : undefined;
+  const savepoint = "savepoint" in client ? opening(client.savepoint.bind(client) as never) : undefined;
   return new Proxy(client, {
     get(target, property, receiver) {
-      if (property === "unsafe") {
-        return (query: string, parameters: postgres.ParameterOrJSON<never>[] = [], options = {}) =>
-          target.unsafe(query, parameters, {
-            ...options,
-            prepare:
-              parameters.length > 0 && parameters.length <= MAX_PREPARED_PARAMETERS
-                ? true
-                : (options as { prepare?: boolean }).prepare,
-          });
-      }
-      if (property === "begin" || property === "savepoint") {
-        const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
-        return (...args: unknown[]) => {
-          const body = args.pop() as (inner: postgres.TransactionSql) => unknown;
-          return open.call(target, ...args, (inner: postgres.TransactionSql) =>
-            body(preparingStatements(inner)),
-          );
-        };
-      }
+      if (property === "unsafe") return preparingUnsafe;
+      if (property === "begin" && begin !== undefined) return begin;
+      if (property === "savepoint" && savepoint !== undefined) return savepoint;
       return Reflect.get(target, property, receiver);
     },
   });
