@@ -35,8 +35,11 @@ interface RouteCase {
   requests: LoadRequest[];
   /** Warm-up requests when they must differ from the measured ones (default: the same). */
   warmup?: LoadRequest[];
-  /** Issue 7's bar for the personalised query: ≥ 50% of health throughput and p99 < 10 ms. */
-  target?: boolean;
+  /**
+   * The bar the route is held to: `throughput` for the personalised query (≥ 50% of health throughput and
+   * p99 < 10 ms), `latency` for its filtered twin (the same p99 under 10 ms).
+   */
+  target?: "throughput" | "latency";
 }
 
 /**
@@ -187,9 +190,13 @@ export const servingPart: BenchPart = {
         });
         figures.push({ key: `serving.${c.key}.p50Ms`, value: r.p50Ms, unit: "ms", better: "lower" });
         figures.push({ key: `serving.${c.key}.p99Ms`, value: r.p99Ms, unit: "ms", better: "lower" });
-        const verdict = c.target
-          ? `${r.rps / baseRps >= 0.5 ? "meets" : "below"} 50% of health; p99 ${r.p99Ms < 10 ? "<" : "≥"} 10 ms`
-          : "";
+        const latency = `p99 ${r.p99Ms < 10 ? "<" : "≥"} 10 ms`;
+        const verdict =
+          c.target === "throughput"
+            ? `${r.rps / baseRps >= 0.5 ? "meets" : "below"} 50% of health; ${latency}`
+            : c.target === "latency"
+              ? `${r.p99Ms < 10 ? "meets" : "misses"} p99 < 10 ms`
+              : "";
         const errors = r.errors + r.non2xx;
         return [
           c.label,
@@ -307,7 +314,7 @@ function routeCases(data: SyntheticDataset, maxRequests: number): RouteCase[] {
       label: "POST personalized/query (hybrid)",
       method: "POST",
       route: `${R}/personalized/query`,
-      target: true,
+      target: "throughput",
       requests: post(`${R}/personalized/query`, (u) => ({ external_user_id: u, limit: 20 })),
     },
     {
@@ -322,7 +329,7 @@ function routeCases(data: SyntheticDataset, maxRequests: number): RouteCase[] {
       label: "POST personalized/query, filter = 1% of items",
       method: "POST",
       route: `${R}/personalized/query`,
-      target: true,
+      target: "latency",
       requests: post(`${R}/personalized/query`, (u) => ({
         external_user_id: u,
         limit: 20,
