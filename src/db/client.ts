@@ -39,6 +39,11 @@ export interface Database {
   /** The instance ids of the other handles with a visible subscription to the channel (none on PGlite). */
   listeners(channel: string): Promise<string[]>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Runs a `copy (…) to stdout` statement and hands over its output as it arrives, in pieces that follow no
+   * row boundaries; resolves once all of it has been handed over. Undefined on PGlite.
+   */
+  readonly copyOut: ((statement: string, onData: (piece: Uint8Array) => void) => Promise<void>) | undefined;
   close(): Promise<void>;
 }
 
@@ -90,6 +95,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     notify: async (channel, payload) => {
       await db.execute(sql`select pg_notify(${channel}, ${payload})`);
     },
+    copyOut: undefined,
     close: async () => {
       if (!client.closed) await client.close();
     },
@@ -192,6 +198,26 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     },
     notify: async (channel, payload) => {
       await client.notify(channel, payload);
+    },
+    copyOut: async (statement, onData) => {
+      const stream = await client.unsafe(statement).readable();
+      // Listeners rather than async iteration: iterating postgres.js's copy stream under Bun left the next
+      // copy on the pool waiting (seen with three reads in a row). A piece the caller refuses does not stop
+      // the stream (a destroyed copy stream leaves its connection paused): the rest is drained and dropped.
+      let refused: unknown;
+      await new Promise<void>((resolve, reject) => {
+        stream.on("data", (piece: Uint8Array) => {
+          if (refused !== undefined) return;
+          try {
+            onData(piece);
+          } catch (error) {
+            refused = error ?? new Error("copy output refused");
+          }
+        });
+        stream.once("end", resolve);
+        stream.once("error", reject);
+      });
+      if (refused !== undefined) throw refused;
     },
     close: async () => {
       const dedicated = [...visible.values()].map((entry) => entry.client.end({ timeout: 5 }));

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { models } from "../../src/db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { modelArtifactChunks, models } from "../../src/db/schema";
 import { ARTIFACT_CHUNK_BYTES, readArtifact, writeArtifact } from "../../src/training/artifact-store";
 import { sharedTestContext } from "../helpers/context";
 import { registerTenant } from "../helpers/tenant";
@@ -32,5 +33,32 @@ describe("model artifact store", () => {
     expect(await readArtifact(ctx.deps.database, { accountId: other.accountId, modelId: model!.id })).toBe(
       undefined,
     );
+  });
+
+  test("an artifact missing a chunk is refused, and the store keeps answering", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const [model] = await ctx.deps.database.db
+      .insert(models)
+      .values({
+        accountId: tenant.accountId,
+        version: 1,
+        algorithm: "test",
+        trainingSeconds: 0,
+        counts: { users: 0, items: 0, interactions: 0 },
+        metrics: {},
+      })
+      .returning({ id: models.id });
+    const target = { accountId: tenant.accountId, modelId: model!.id };
+    const bytes = new Uint8Array(3 * ARTIFACT_CHUNK_BYTES).fill(7);
+    await ctx.deps.database.db.transaction((tx) => writeArtifact(tx, target, bytes));
+    await ctx.deps.database.db
+      .delete(modelArtifactChunks)
+      .where(and(eq(modelArtifactChunks.modelId, target.modelId), eq(modelArtifactChunks.seq, 1)));
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await expect(readArtifact(ctx.deps.database, target)).rejects.toThrow(/artifact/);
+    }
+    expect(await ctx.deps.database.rows<{ one: number }>(sql`select 1::int as one`)).toEqual([{ one: 1 }]);
   });
 });
