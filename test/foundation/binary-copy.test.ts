@@ -5,8 +5,8 @@ import { sharedTestContext, usingPostgres } from "../helpers/context";
 
 type Field = { row: number; column: number; bytes: number[] | null };
 
-/** Reads the whole output fed in pieces of `size` bytes; returns every field with its bytes. */
-function readAll(output: Uint8Array, size: number): { fields: Field[]; rows: number; done: boolean } {
+/** A reader that keeps every field it reads, with its bytes. */
+function collecting(): { reader: BinaryCopyReader; fields: Field[] } {
   const fields: Field[] = [];
   const reader = new BinaryCopyReader({
     field(row, column, length) {
@@ -16,6 +16,12 @@ function readAll(output: Uint8Array, size: number): { fields: Field[]; rows: num
       fields.at(-1)!.bytes!.push(...piece);
     },
   });
+  return { reader, fields };
+}
+
+/** Reads the whole output fed in pieces of `size` bytes; returns every field with its bytes. */
+function readAll(output: Uint8Array, size: number): { fields: Field[]; rows: number; done: boolean } {
+  const { reader, fields } = collecting();
   for (let at = 0; at < output.length; at += size) reader.feed(output.subarray(at, at + size));
   return { fields, rows: reader.rows, done: reader.done };
 }
@@ -81,15 +87,7 @@ describe("binary COPY reader", () => {
   test.skipIf(!usingPostgres())("reads Postgres's own output through copyOut", async () => {
     const { deps } = await sharedTestContext();
     const copyOut = deps.database.copyOut!;
-    const received: Field[] = [];
-    const reader = new BinaryCopyReader({
-      field(row, column, length) {
-        received.push({ row, column, bytes: length === -1 ? null : [] });
-      },
-      bytes(piece) {
-        received.at(-1)!.bytes!.push(...piece);
-      },
-    });
+    const { reader, fields: received } = collecting();
     await copyOut(
       `copy (select g::int4 as n, case when g = 2 then null else decode(repeat('ab', g * 3000), 'hex') end as b
              from generate_series(1, 3) g order by g) to stdout (format binary)`,

@@ -176,7 +176,7 @@ interface Row {
 }
 
 /** A user the account does not have (a fresh object each time, as every read's result is). */
-const noHistory = (): UserHistory => ({
+export const noHistory = (): UserHistory => ({
   endUserId: null,
   preferredCategories: [],
   priceRangeMin: null,

@@ -3,6 +3,7 @@ import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
 import type { ExplanationLevel } from "./explanations";
+import { noHistory, type UserHistory } from "./history-cache";
 import { PageCache } from "./page-cache";
 import { rank } from "./rank";
 import { renderPage, respond } from "./respond";
@@ -18,14 +19,8 @@ export interface SimilarInput {
   explanationLevel?: ExplanationLevel;
 }
 
-const NO_HISTORY = {
-  endUserId: null,
-  preferredCategories: [],
-  priceRangeMin: null,
-  priceRangeMax: null,
-  events: [],
-  purchased: [],
-} as const;
+/** Similar items are nobody's in particular: one shared empty history (the ranker memoises per history). */
+const NO_HISTORY: UserHistory = noHistory();
 
 /**
  * Products similar to one product: collaborative and content similarity from the model, or category and
