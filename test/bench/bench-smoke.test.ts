@@ -3,11 +3,11 @@
  * "skipped" with a "not available yet" reason, print its tables, and the run must write its JSON result.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PART_NAMES, type RunResult } from "../../bench/lib/types";
 import { usingPostgres } from "../helpers/context";
+import { makeTempDir } from "../helpers/temp-dirs";
 
 const repoRoot = join(import.meta.dir, "..", "..");
 
@@ -15,7 +15,7 @@ const repoRoot = join(import.meta.dir, "..", "..");
 // the suite's Postgres pass would only repeat the same work.
 describe.skipIf(usingPostgres())("bench --smoke", () => {
   test("every part completes or reports what is not available yet, and the run writes its JSON result", async () => {
-    const out = mkdtempSync(join(tmpdir(), "rs-bench-smoke-"));
+    const out = makeTempDir("rs-bench-smoke-");
     try {
       const child = Bun.spawn(
         [process.execPath, "run", join(repoRoot, "bench", "index.ts"), "--smoke", "--out", out],

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext, type TestContext } from "../helpers/context";
+import { trackTempDir } from "../helpers/temp-dirs";
 import { registerTenant } from "../helpers/tenant";
 
 // A FREE plan with a tiny catalogue, so the caps are reached with a handful of records.
@@ -27,6 +28,7 @@ let ctx: TestContext;
 beforeAll(async () => {
   const path = join(tmpdir(), `plans-caps-${crypto.randomUUID()}.json`);
   writeFileSync(path, JSON.stringify(PLANS));
+  trackTempDir(path);
   ctx = await createTestContext({ PLANS_FILE: path });
 }, 120_000);
 afterAll(() => ctx.close());

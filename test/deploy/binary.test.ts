@@ -5,17 +5,17 @@
  * Opt-in (RUN_BINARY_TEST=1) because it builds a ~120 MB binary; .ci/run runs it as its own step.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { makeTempDir } from "../helpers/temp-dirs";
 import { childEnv, PROJECT_ROOT, type ServerProcess, startServer } from "./support/server-process";
 
 const enabled = process.env.RUN_BINARY_TEST === "1";
 const BUILD_TIMEOUT_MS = 240_000;
 const TRAINING_TIMEOUT_MS = 240_000;
 
-const buildDir = mkdtempSync(join(tmpdir(), "rs-binary-build-"));
-const runDir = mkdtempSync(join(tmpdir(), "rs-binary-run-"));
+const buildDir = makeTempDir("rs-binary-build-");
+const runDir = makeTempDir("rs-binary-run-");
 const builtBinary = join(buildDir, "recommendation-service");
 const binary = join(runDir, "recommendation-service");
 

@@ -1,11 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { makeTempDir } from "../helpers/temp-dirs";
 import { childEnv, type ServerProcess, startServer, TEST_JWT_SECRET } from "./support/server-process";
 
-const dataDir = mkdtempSync(join(tmpdir(), "rs-shutdown-"));
+const dataDir = makeTempDir("rs-shutdown-");
 let server: ServerProcess | undefined;
 
 afterAll(async () => {

@@ -5,12 +5,12 @@
  * from the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RedisClient } from "bun";
 import postgres from "postgres";
 import { BUILT_IN_PLANS } from "../../src/modules/plans/catalog";
+import { makeTempDir } from "../helpers/temp-dirs";
 import { childEnv, type ServerProcess, startServer } from "./support/server-process";
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -18,7 +18,7 @@ const adminUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379/11";
 const REQUESTS_PER_MINUTE = 20;
 
-const dir = mkdtempSync(join(tmpdir(), "rs-two-"));
+const dir = makeTempDir("rs-two-");
 let databaseUrl = "";
 let createdDatabase: string | undefined;
 let redisAvailable = false;

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type AnnIndex,
@@ -13,6 +12,7 @@ import {
   serializeAnnIndex,
 } from "../../src/engine/hnsw";
 import { createRng, gaussian } from "../../src/engine/rng";
+import { makeTempDir } from "../helpers/temp-dirs";
 
 /** Clustered vectors, like trained item factors (random isotropic data is an unrealistic worst case). */
 function clustered(n: number, dims: number, seed: number): Float32Array {
@@ -69,7 +69,7 @@ describe("HNSW wrapper", () => {
   test("an index kept as its own file is written once, read in place after, and replaced when it differs", () => {
     const ix = buildAnnIndex(vectors, dims, "ip");
     const bytes = serializeAnnIndex(ix);
-    const file = join(mkdtempSync(join(tmpdir(), "ann-file-")), "factors.hnsw");
+    const file = join(makeTempDir("ann-file-"), "factors.hnsw");
     const first = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
     expect(recall(first, queries, 10)).toBeGreaterThanOrEqual(0.95);
     expect(readFileSync(file).equals(Buffer.from(bytes))).toBe(true);

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
 import { childEnv, MAIN, PROJECT_ROOT } from "../deploy/support/server-process";
+import { makeTempDir } from "../helpers/temp-dirs";
 
-const dir = mkdtempSync(join(tmpdir(), "rs-config-"));
+const dir = makeTempDir("rs-config-");
 const aFile = join(dir, "a-file.pem");
 writeFileSync(aFile, "not really a certificate");
 const secret = "config-test-secret-config-test-secret-0123456789";

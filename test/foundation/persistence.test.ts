@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config";
@@ -8,8 +7,9 @@ import { accounts } from "../../src/db/schema";
 import { createDeps } from "../../src/deps";
 import { createLogger } from "../../src/shared/logger";
 import { usingPostgres } from "../helpers/context";
+import { makeTempDir } from "../helpers/temp-dirs";
 
-const dir = mkdtempSync(join(tmpdir(), "rs-persist-"));
+const dir = makeTempDir("rs-persist-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Opens the real store exactly as start-up does (settings → deps → migrations), without a memory override. */

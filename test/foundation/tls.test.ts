@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, type ServerProcess, startServer, TEST_JWT_SECRET } from "../deploy/support/server-process";
+import { makeTempDir } from "../helpers/temp-dirs";
 
-const dir = mkdtempSync(join(tmpdir(), "rs-tls-"));
+const dir = makeTempDir("rs-tls-");
 const certFile = join(dir, "cert.pem");
 const keyFile = join(dir, "key.pem");
 const hasOpenssl = Bun.which("openssl") !== null;

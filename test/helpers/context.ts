@@ -10,6 +10,7 @@ import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { type AppDeps, createDeps, type Lifecycle } from "../../src/deps";
 import { createLogger } from "../../src/shared/logger";
+import { removeTempDir, trackTempDir } from "./temp-dirs";
 
 export interface TestResponse<T = unknown> {
   status: number;
@@ -64,6 +65,8 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
 
 export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
+  // Removed on close, or after the run for contexts never closed (the shared one).
+  trackTempDir(dataDir);
   const own = usingPostgres() && env.PLANS_FILE !== undefined ? await isolatedDatabase() : undefined;
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -112,6 +115,7 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
   const close = async () => {
     await deps.stop();
     await own?.drop();
+    removeTempDir(dataDir);
   };
   return { app, deps, logs, request, close };
 }

@@ -7,10 +7,10 @@
  * mid-job, usually inside an open chunk transaction, which Postgres then rolls back.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { rmSync } from "node:fs";
+import { resolve } from "node:path";
 import postgres from "postgres";
+import { makeTempDir } from "../helpers/temp-dirs";
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -96,7 +96,7 @@ describe.skipIf(adminUrl === undefined)("crash safety (Postgres)", () => {
     });
     const dbUrl = new URL(adminUrl!);
     dbUrl.pathname = `/${dbName}`;
-    const dataDir = mkdtempSync(join(tmpdir(), "rs-crash-"));
+    const dataDir = makeTempDir("rs-crash-");
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const env = {
       DATABASE_URL: dbUrl.toString(),

@@ -5,8 +5,6 @@
  * stores nothing.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { createApp } from "../../src/app";
@@ -16,6 +14,7 @@ import { createLogger } from "../../src/shared/logger";
 import { trainingJobKind } from "../../src/training/job-kind";
 import { ClaimLostError, storeModel } from "../../src/training/store-model";
 import { createTestContext, type TestContext, usingPostgres } from "../helpers/context";
+import { makeTempDir } from "../helpers/temp-dirs";
 import { registerTenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, waitForJob } from "./fixtures";
 
@@ -74,7 +73,7 @@ async function simulateCrashedClaim(ctx: TestContext, jobId: number, attempts: n
 
 describe("training jobs across restarts", () => {
   test("a job whose process died mid-training is finished by the next service on the same store", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "rs-restart-"));
+    const dataDir = makeTempDir("rs-restart-");
     const first = await openService(dataDir, { JOB_CONCURRENCY: "0" });
     const tenant = await registerTenant(first);
     await generateTenant(first, tenant.accountId);
@@ -103,7 +102,7 @@ describe("training jobs across restarts", () => {
   }, 180_000);
 
   test("a job interrupted as often as its attempts allow is marked failed with the reason", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "rs-restart-"));
+    const dataDir = makeTempDir("rs-restart-");
     const first = await openService(dataDir, { JOB_CONCURRENCY: "0" });
     const tenant = await registerTenant(first);
     const accepted = await first.request("POST", "/api/v1/pipeline/train", { apiKey: tenant.apiKey });

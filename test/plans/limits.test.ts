@@ -7,6 +7,7 @@ import { products } from "../../src/db/schema";
 import { assertCatalogueCapacity, assertTrainingAllowed } from "../../src/modules/plans";
 import { AppError } from "../../src/shared/errors";
 import { createTestContext, type TestContext } from "../helpers/context";
+import { trackTempDir } from "../helpers/temp-dirs";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 
 const PLANS = {
@@ -59,6 +60,7 @@ let ctx: TestContext;
 beforeAll(async () => {
   const path = join(tmpdir(), `plans-${crypto.randomUUID()}.json`);
   writeFileSync(path, JSON.stringify(PLANS));
+  trackTempDir(path);
   ctx = await createTestContext({ PLANS_FILE: path });
   // A fixed instant a few minutes ahead: no window boundary can fall inside a test.
   const fixed = Math.floor(Date.now() / 60_000) * 60_000 + 5 * 60_000 + 1_000;

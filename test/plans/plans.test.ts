@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { BUILT_IN_PLANS } from "../../src/modules/plans/catalog";
 import { createTestContext, sharedTestContext, type TestContext } from "../helpers/context";
+import { trackTempDir } from "../helpers/temp-dirs";
 
 const custom = {
   FREE: {
@@ -36,6 +37,7 @@ const custom = {
 function writePlans(content: unknown): string {
   const path = join(tmpdir(), `plans-${crypto.randomUUID()}.json`);
   writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  trackTempDir(path);
   return path;
 }
 
@@ -90,16 +92,19 @@ describe("GET /api/v1/plans/", () => {
 });
 
 describe("PLANS_FILE validation at start-up", () => {
-  const start = (content: unknown) =>
-    createDeps(
+  const start = (content: unknown) => {
+    const dataDir = join(tmpdir(), `rs-plans-${crypto.randomUUID()}`);
+    trackTempDir(dataDir);
+    return createDeps(
       loadConfig({
-        DATA_DIR: join(tmpdir(), `rs-plans-${crypto.randomUUID()}`),
+        DATA_DIR: dataDir,
         JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
         PLANS_FILE: writePlans(content),
         LOG_LEVEL: "silent",
       }),
       { pgliteDataDir: "memory://" },
     );
+  };
 
   test("a file that is not JSON stops start-up naming PLANS_FILE", async () => {
     await expect(start("{ not json")).rejects.toThrow(/PLANS_FILE/);

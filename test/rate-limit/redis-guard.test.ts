@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestContext, type TestContext } from "../helpers/context";
+import { trackTempDir } from "../helpers/temp-dirs";
 import { registerTenant } from "../helpers/tenant";
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -10,6 +11,7 @@ let ctx: TestContext;
 
 beforeAll(async () => {
   const plans = join(tmpdir(), `plans-${crypto.randomUUID()}.json`);
+  trackTempDir(plans);
   writeFileSync(
     plans,
     JSON.stringify({

@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/shared/logger";
 import { ArtifactCache } from "../../src/snapshots/artifact-cache";
+import { makeTempDir } from "../helpers/temp-dirs";
 
 const quiet = createLogger("silent");
 const bytesOf = (seed: number, length = 4096) => Uint8Array.from({ length }, (_, i) => (i * seed) & 0xff);
 
 describe("artifact cache", () => {
   test("reads back what it wrote, only at the expected size; settle waits for writes under way", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "rs-cache-"));
+    const dir = makeTempDir("rs-cache-");
     const cache = new ArtifactCache(dir, quiet);
     const bytes = bytesOf(3);
     void cache.write(1, 10, bytes);
@@ -22,7 +22,7 @@ describe("artifact cache", () => {
   });
 
   test("keeps the two newest models of an account with their index files; drops stale temporary files", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "rs-cache-"));
+    const dir = makeTempDir("rs-cache-");
     const cache = new ArtifactCache(dir, quiet);
     for (const modelId of [1, 2]) {
       const files = await cache.annFiles(7, modelId);

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { createLogger } from "../../src/shared/logger";
@@ -8,6 +7,7 @@ import { productsWatermark, refreshProducts } from "../../src/snapshots/freshnes
 import { SnapshotRegistry } from "../../src/snapshots/registry";
 import { itemsRevision } from "../../src/snapshots/revision";
 import { sharedTestContext, type TestContext } from "../helpers/context";
+import { makeTempDir } from "../helpers/temp-dirs";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { generateTenant, trainAndWait } from "../pipeline/fixtures";
 
@@ -58,7 +58,7 @@ describe("snapshot registry", () => {
   test("after a restart the artifact comes from the local disk copy; a damaged copy falls back to the database", async () => {
     const ctx = await sharedTestContext();
     const { tenant, modelId } = await trainedTenant(ctx);
-    const artifactDir = mkdtempSync(join(tmpdir(), "rs-artifacts-"));
+    const artifactDir = makeTempDir("rs-artifacts-");
     const options = { database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30, artifactDir };
     const first = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
     expect(first?.modelId).toBe(modelId);
