@@ -51,6 +51,9 @@ export const ErasureResult = t.Object({
     searches: t.Integer(),
     recommendations: t.Integer(),
     orders: t.Integer(),
+    attributions: t.Integer({
+      description: "Clicks, carts and purchases of theirs credited to recommendation answers.",
+    }),
   }),
   erasedAt: t.String({ format: "date-time" }),
 });
@@ -70,10 +73,26 @@ export const ExportedOrder = t.Object({
 });
 
 export const ExportedRecommendation = t.Object({
+  recommendation_id: t.Union([t.String({ format: "uuid" }), t.Null()], {
+    description: "The answer's `recommendationId` (null for answers logged before answers carried one).",
+  }),
   endpoint: t.String(),
   items: t.Array(t.String(), { description: "External ids of the recommended products, in order." }),
   timestamp: t.String({ format: "date-time" }),
 });
+
+export const ExportedAttribution = t.Object(
+  {
+    recommendation_id: t.String({ format: "uuid" }),
+    external_product_id: t.Union([t.String(), t.Null()]),
+    position: t.Integer({ description: "0-based place of the product in the answer." }),
+    interaction_type: t.String(),
+    revenue: t.Number({ description: "A purchase's credited revenue; 0 for clicks and carts." }),
+    endpoint: t.String(),
+    timestamp: t.String({ format: "date-time", description: "When the interaction happened." }),
+  },
+  { description: "A click, cart or purchase of theirs credited to a recommendation answer." },
+);
 
 export const EndUserExport = t.Object({
   endUser: EndUser,
@@ -81,6 +100,7 @@ export const EndUserExport = t.Object({
   searches: t.Array(ExportedSearch),
   recommendations: t.Array(ExportedRecommendation),
   orders: t.Array(ExportedOrder),
+  attributions: t.Array(ExportedAttribution),
   exportedAt: t.String({ format: "date-time" }),
 });
 export type EndUserExport = typeof EndUserExport.static;

@@ -305,6 +305,8 @@ export async function applyInteractions(
       interactionType: i.type,
       value: i.value,
       occurredAt: i.occurredAt,
+      revenue: i.type === "PURCHASE" ? i.value : 0,
+      ...(i.recommendationId === undefined ? {} : { recommendationId: i.recommendationId }),
     });
   }
   return result;

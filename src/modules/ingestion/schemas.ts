@@ -26,7 +26,8 @@ export const BatchRequest = t.Object(
     ),
     interactions: records(
       "interactions, each {external_user_id, external_product_id, interaction_type, value (> 0, required), " +
-        "timestamp?, query?}; they may name products of the same batch; unknown end users are created",
+        "timestamp?, query?, recommendation_id? (the answer a CLICK, CART or PURCHASE is credited to)}; they may " +
+        "name products of the same batch; unknown end users are created",
     ),
   },
   { additionalProperties: false, description: "Whole request at most 10 MB." },

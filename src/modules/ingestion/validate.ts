@@ -43,6 +43,7 @@ export interface CheckedInteraction {
   value: number;
   occurredAt: Date;
   query: string | null;
+  recommendationId: string | undefined;
 }
 
 export function checkInteraction(record: unknown, now: number): Checked<CheckedInteraction> {
@@ -67,6 +68,7 @@ export function checkInteraction(record: unknown, now: number): Checked<CheckedI
       value: r.value,
       occurredAt,
       query: r.query ?? null,
+      recommendationId: r.recommendation_id,
     },
   };
 }

@@ -74,7 +74,7 @@ export async function createInteraction({
         .insert(searches)
         .values({ accountId, endUserId, productId: product.id, query: input.query ?? null, occurredAt });
     }
-    return { id: row.id, endUserId, productId: product.id };
+    return { id: row.id, endUserId, productId: product.id, price: product.price };
   });
 
   emitInteractionRecorded({
@@ -88,6 +88,8 @@ export async function createInteraction({
         interactionType: type,
         value,
         occurredAt,
+        revenue: type === "PURCHASE" ? (input.value ?? recorded.price) : 0,
+        ...(input.recommendation_id === undefined ? {} : { recommendationId: input.recommendation_id }),
       },
     ],
   });

@@ -39,6 +39,15 @@ const fields = {
     }),
   ),
   query: t.Optional(t.String({ maxLength: 1000, description: "The search text of a SEARCH interaction." })),
+  recommendation_id: t.Optional(
+    t.String({
+      pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+      description:
+        "The `recommendationId` of the answer that showed the product: a CLICK, CART or PURCHASE is credited " +
+        "to it. Without one it is credited to the latest answer that showed the product to this end user " +
+        "within 24 hours, if any.",
+    }),
+  ),
 };
 
 export const InteractionCreate = t.Object(

@@ -128,10 +128,18 @@ export const RecommendationPage = t.Object(
     total: JsonInteger({ description: "Candidates available after filters (counted up to 10000)." }),
     skip: JsonInteger(),
     limit: JsonInteger(),
+    recommendationId: t.String({
+      format: "uuid",
+      description:
+        "Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items " +
+        "so that online metrics credit this answer.",
+    }),
   },
   { description: "Pagination envelope of recommended products." },
 );
 export type RecommendationPage = typeof RecommendationPage.static;
+/** An answer's body before it is sent: every sending names it with a new `recommendationId`. */
+export type RankedBody = Omit<RecommendationPage, "recommendationId">;
 
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
 export const CategoryQuery = t.Object(
