@@ -48,10 +48,9 @@ export const LoginResponse = t.Object({
 
 export const MessageResponse = t.Object({ message: t.String() });
 
-export const VerifyEmailQuery = t.Object(
-  { token: t.String({ minLength: 1, maxLength: 200, description: "The token from the verification link" }) },
-  { additionalProperties: false },
-);
+export const VerifyEmailQuery = t.Object({
+  token: t.String({ minLength: 1, maxLength: 200, description: "The token from the verification link" }),
+});
 
 export const VerifyEmailResponse = t.Object({ message: t.String(), emailVerified: t.Literal(true) });
 

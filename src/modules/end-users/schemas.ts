@@ -32,7 +32,7 @@ export const EndUser = t.Object({
 });
 export type EndUser = typeof EndUser.static;
 
-export const EndUserListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const EndUserListQuery = t.Object(PageQuery);
 
 export const EndUserPage = t.Object({
   items: t.Array(EndUser),

@@ -72,14 +72,9 @@ export const BatchJobStatus = t.Object({
 });
 export type BatchJobStatus = typeof BatchJobStatus.static;
 
-export const BatchListQuery = t.Object(
-  {
-    limit: t.Optional(
-      t.Integer({ minimum: 1, maximum: 100, default: 20, description: "1..100, default 20." }),
-    ),
-    status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
-  },
-  { additionalProperties: false },
-);
+export const BatchListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: "1..100, default 20." })),
+  status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
+});
 
 export const BatchPath = t.Object({ job_id: t.Integer({ minimum: 1 }) });

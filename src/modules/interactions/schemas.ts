@@ -30,6 +30,7 @@ const fields = {
   }),
   interaction_type: t.String({
     pattern: TYPE_PATTERN,
+    "x-expected": `one of ${INTERACTION_TYPES.join(", ")} (any letter case)`,
     description: `${INTERACTION_TYPES.join(", ")}; any letter case (stored upper-case).`,
   }),
   timestamp: t.Optional(
@@ -70,7 +71,7 @@ export const Interaction = t.Object({
 });
 export type Interaction = typeof Interaction.static;
 
-export const InteractionListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const InteractionListQuery = t.Object(PageQuery);
 
 export const InteractionPage = t.Object({
   items: t.Array(Interaction),

@@ -122,20 +122,14 @@ export type ModelMetadataType = typeof ModelMetadata.static;
 
 export const JobIdParams = t.Object({ job_id: t.Integer({ minimum: 1 }) });
 
-export const ModelListQuery = t.Object(
-  {
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
-    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
-  },
-  { additionalProperties: false },
-);
+export const ModelListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+});
 
-export const JobListQuery = t.Object(
-  {
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    status: t.Optional(
-      t.String({ description: "Any string; known states: queued, running, completed, failed." }),
-    ),
-  },
-  { additionalProperties: false },
-);
+export const JobListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  status: t.Optional(
+    t.String({ description: "Any string; known states: queued, running, completed, failed." }),
+  ),
+});

@@ -58,15 +58,12 @@ export const PageQuery = {
   ),
 };
 
-export const ProductListQuery = t.Object(
-  {
-    category: t.Optional(
-      t.String({ minLength: 1, maxLength: 50, description: "Matches the category and its sub-categories." }),
-    ),
-    ...PageQuery,
-  },
-  { additionalProperties: false },
-);
+export const ProductListQuery = t.Object({
+  category: t.Optional(
+    t.String({ minLength: 1, maxLength: 50, description: "Matches the category and its sub-categories." }),
+  ),
+  ...PageQuery,
+});
 
 export const ProductPage = t.Object({
   items: t.Array(Product),

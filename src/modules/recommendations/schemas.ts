@@ -27,6 +27,8 @@ export const FilterCondition = t.Object(
   {
     field: t.String({
       pattern: "^(category|price|brand|in_stock|rating|attributes\\.[^\\s]+)$",
+      maxLength: 255,
+      "x-expected": "category, price, brand, in_stock, rating or attributes.<key>",
       description: "category (eq matches sub-categories), price, brand, in_stock, rating or attributes.<key>",
     }),
     op: t.Union(
@@ -134,40 +136,26 @@ export const RecommendationPage = t.Object(
 export type RecommendationPage = typeof RecommendationPage.static;
 
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
-export const CategoryQuery = t.Object(
-  {
-    sort_by: t.Optional(
-      t.Union(
-        [t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")],
-        { default: "popularity" },
-      ),
-    ),
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
-  },
-  { additionalProperties: false },
-);
+export const CategoryQuery = t.Object({
+  sort_by: t.Optional(
+    t.Union([t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")], {
+      default: "popularity",
+    }),
+  ),
+  skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+});
 
 export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
-export const SimilarQuery = t.Object(
-  {
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
-    include_explanation: t.Optional(t.BooleanString()),
-    explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
-  },
-  { additionalProperties: false },
-);
+export const SimilarQuery = t.Object({
+  skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+  include_explanation: t.Optional(t.BooleanString()),
+  explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
+});
 
-export const ProductPageQuery = t.Object(
-  { current_product_id: t.String({ minLength: 1, maxLength: 255 }) },
-  { additionalProperties: false },
-);
-export const CartQuery = t.Object(
-  { cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })) },
-  { additionalProperties: false },
-);
-export const CheckoutQuery = t.Object(
-  { order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) },
-  { additionalProperties: false },
-);
+export const ProductPageQuery = t.Object({ current_product_id: t.String({ minLength: 1, maxLength: 255 }) });
+export const CartQuery = t.Object({
+  cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })),
+});
+export const CheckoutQuery = t.Object({ order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) });
