@@ -189,6 +189,9 @@ export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOpt
       })
       // Every body is read here, capped and bounded, whatever its Content-Type (see ./body.ts).
       .onParse({ as: "global" }, ({ request, contentType }) => parseRequestBody(request, contentType))
+      // Never reached (the parser above answers every body or throws); it stops Elysia from trying its own
+      // parsers by Content-Type, and it is what the OpenAPI document reads: bodies are application/json.
+      .onParse({ as: "global" }, { fn: "json" } as never)
       .onTransform({ as: "global" }, (context) => {
         if (context.body === EMPTY_BODY) context.body = undefined;
         const route = table?.find(context.request.method, context.route);

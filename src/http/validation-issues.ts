@@ -47,6 +47,7 @@ function messageFor(error: TypeBoxError): string {
       return "is required";
     case ValueErrorType.ObjectAdditionalProperties:
       return "is not an accepted field";
+    case ValueErrorType.Kind:
     case ValueErrorType.StringPattern:
       return `must be ${typeof schema?.["x-expected"] === "string" ? schema["x-expected"] : "in the documented format"}`;
     case ValueErrorType.StringFormat:

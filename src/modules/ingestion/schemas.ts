@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 export const MAX_RECORDS_PER_KIND = 1000;
 
@@ -72,9 +73,14 @@ export const BatchJobStatus = t.Object({
 });
 export type BatchJobStatus = typeof BatchJobStatus.static;
 
-export const BatchListQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, description: "1..100, default 20." })),
-  status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
-});
+export const BatchListQuery = t.Object(
+  {
+    limit: t.Optional(
+      t.Integer({ minimum: 1, maximum: 100, default: 20, description: "1..100, default 20." }),
+    ),
+    status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
 
 export const BatchPath = t.Object({ job_id: t.Integer({ minimum: 1 }) });

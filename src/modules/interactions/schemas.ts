@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { PageQuery } from "../products/schemas";
 
 export const INTERACTION_TYPES = [
@@ -71,7 +72,7 @@ export const Interaction = t.Object({
 });
 export type Interaction = typeof Interaction.static;
 
-export const InteractionListQuery = t.Object(PageQuery);
+export const InteractionListQuery = t.Object(PageQuery, UNKNOWN_QUERY_IGNORED);
 
 export const InteractionPage = t.Object({
   items: t.Array(Interaction),

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 export const TrainingRequest = t.Object(
   {
@@ -122,14 +123,20 @@ export type ModelMetadataType = typeof ModelMetadata.static;
 
 export const JobIdParams = t.Object({ job_id: t.Integer({ minimum: 1 }) });
 
-export const ModelListQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
-});
+export const ModelListQuery = t.Object(
+  {
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
+    offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
 
-export const JobListQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  status: t.Optional(
-    t.String({ description: "Any string; known states: queued, running, completed, failed." }),
-  ),
-});
+export const JobListQuery = t.Object(
+  {
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    status: t.Optional(
+      t.String({ description: "Any string; known states: queued, running, completed, failed." }),
+    ),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);

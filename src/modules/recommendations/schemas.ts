@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { JsonInteger } from "../../http/schema-types";
+import { JsonInteger, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 /** Page sizes: the personalised query defaults to 20 (a feed page); listings default to the spec's 100. */
 export const QUERY_DEFAULT_LIMIT = 20;
@@ -136,26 +136,44 @@ export const RecommendationPage = t.Object(
 export type RecommendationPage = typeof RecommendationPage.static;
 
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
-export const CategoryQuery = t.Object({
-  sort_by: t.Optional(
-    t.Union([t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")], {
-      default: "popularity",
-    }),
-  ),
-  skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
-});
+export const CategoryQuery = t.Object(
+  {
+    sort_by: t.Optional(
+      t.Union(
+        [t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")],
+        {
+          default: "popularity",
+        },
+      ),
+    ),
+    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
 
 export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
-export const SimilarQuery = t.Object({
-  skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
-  include_explanation: t.Optional(t.BooleanString()),
-  explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
-});
+export const SimilarQuery = t.Object(
+  {
+    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    include_explanation: t.Optional(t.BooleanString()),
+    explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
 
-export const ProductPageQuery = t.Object({ current_product_id: t.String({ minLength: 1, maxLength: 255 }) });
-export const CartQuery = t.Object({
-  cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })),
-});
-export const CheckoutQuery = t.Object({ order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) });
+export const ProductPageQuery = t.Object(
+  { current_product_id: t.String({ minLength: 1, maxLength: 255 }) },
+  UNKNOWN_QUERY_IGNORED,
+);
+export const CartQuery = t.Object(
+  {
+    cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
+export const CheckoutQuery = t.Object(
+  { order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) },
+  UNKNOWN_QUERY_IGNORED,
+);
