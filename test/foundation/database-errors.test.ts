@@ -66,7 +66,9 @@ describe("database errors", () => {
           timestamp: "0000-01-01T00:00:00Z",
         },
       }),
-      ctx.request("GET", `/api/v1/end-users/external/${encodeURIComponent(PERSONAL)}`, { apiKey: tenant.apiKey }),
+      ctx.request("GET", `/api/v1/end-users/external/${encodeURIComponent(PERSONAL)}`, {
+        apiKey: tenant.apiKey,
+      }),
       ctx.request("GET", `/api/v1/products/?category=${encodeURIComponent(PERSONAL)}&skip=1e20`, {
         apiKey: tenant.apiKey,
       }),
