@@ -204,6 +204,10 @@ export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOpt
         const state = stateOf(request) ?? startRequest(request);
         const appError = toAppError(code, error, context, logger, state.id, options, table);
         state.status = appError.status;
+        // Headers set for the request so far (the per-minute X-RateLimit-*) must not contradict the error's own
+        // (a daily training cap's): Elysia merges them into the answer.
+        for (const [name, value] of Object.entries(appError.headers ?? {}))
+          set.headers[name.toLowerCase()] = value;
         const response = errorResponse(appError, state.id);
         const hsts = set.headers["strict-transport-security"];
         if (typeof hsts === "string") response.headers.set("strict-transport-security", hsts);

@@ -47,6 +47,12 @@ export const BatchAccepted = t.Object({
 export const RecordError = t.Object({
   recordType: t.String({ description: "product, user or interaction" }),
   externalId: t.String({ description: 'For an interaction: "{external_user_id}:{external_product_id}".' }),
+  index: t.Optional(
+    t.Integer({
+      minimum: 0,
+      description: "The record's position in its array (products, users or interactions).",
+    }),
+  ),
   errorMessage: t.String(),
 });
 
