@@ -205,7 +205,12 @@ async function authenticateKey(
 function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
-      throw new AppError("INSUFFICIENT_SCOPE", "This publishable key may not call this route");
+      throw new AppError(
+        "INSUFFICIENT_SCOPE",
+        options.scope === undefined
+          ? "Publishable keys may not call this route; use a secret key"
+          : `This publishable key lacks the scope ${options.scope}`,
+      );
     }
     const host = callerHost(request);
     if (host === undefined || !hostAllowed(host, key.allowedDomains)) {

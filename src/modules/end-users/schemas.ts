@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { Interaction } from "../interactions/schemas";
 import { PageQuery } from "../products/schemas";
 
@@ -9,10 +10,10 @@ export const EndUserCreate = t.Object(
       maxLength: 255,
       description: "The shop's own identifier of the end user, unique per account.",
     }),
-    preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 })),
+    preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
     priceRangeMin: t.Optional(t.Number({ minimum: 0 })),
     priceRangeMax: t.Optional(t.Number({ minimum: 0 })),
-    attributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Free key/value pairs." })),
+    attributes: t.Optional(Attributes("Free key/value pairs.")),
   },
   {
     additionalProperties: false,
@@ -32,7 +33,7 @@ export const EndUser = t.Object({
 });
 export type EndUser = typeof EndUser.static;
 
-export const EndUserListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const EndUserListQuery = t.Object(PageQuery, UNKNOWN_QUERY_IGNORED);
 
 export const EndUserPage = t.Object({
   items: t.Array(EndUser),

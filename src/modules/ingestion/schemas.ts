@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 export const MAX_RECORDS_PER_KIND = 1000;
 
@@ -47,6 +48,12 @@ export const BatchAccepted = t.Object({
 export const RecordError = t.Object({
   recordType: t.String({ description: "product, user or interaction" }),
   externalId: t.String({ description: 'For an interaction: "{external_user_id}:{external_product_id}".' }),
+  index: t.Optional(
+    t.Integer({
+      minimum: 0,
+      description: "The record's position in its array (products, users or interactions).",
+    }),
+  ),
   errorMessage: t.String(),
 });
 
@@ -80,7 +87,7 @@ export const BatchListQuery = t.Object(
     ),
     status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const BatchPath = t.Object({ job_id: t.Integer({ minimum: 1 }) });

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { PageQuery } from "../products/schemas";
 
 export const INTERACTION_TYPES = [
@@ -30,6 +31,7 @@ const fields = {
   }),
   interaction_type: t.String({
     pattern: TYPE_PATTERN,
+    "x-expected": `one of ${INTERACTION_TYPES.join(", ")} (any letter case)`,
     description: `${INTERACTION_TYPES.join(", ")}; any letter case (stored upper-case).`,
   }),
   timestamp: t.Optional(
@@ -79,7 +81,7 @@ export const Interaction = t.Object({
 });
 export type Interaction = typeof Interaction.static;
 
-export const InteractionListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const InteractionListQuery = t.Object(PageQuery, UNKNOWN_QUERY_IGNORED);
 
 export const InteractionPage = t.Object({
   items: t.Array(Interaction),
