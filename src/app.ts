@@ -1,8 +1,7 @@
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
-import { errorReferences, type RouteShape } from "./http/openapi-errors";
+import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
@@ -21,37 +20,28 @@ import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
 
-export const OPENAPI_PATH = "/api/v1/public-openapi.json";
+export { OPENAPI_PATH };
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
 export function createApp(deps: AppDeps) {
-  // The error responses are derived from the finished route table, which exists only once `app` is built.
-  let routes: () => readonly RouteShape[] = () => [];
+  // The document is generated from the finished route table, which exists only once `app` is built.
+  let built: unknown;
   const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
     .use(httpKernel(deps.logger, deps.metrics))
     .use(
-      openapi({
-        path: "/api/v1/docs",
-        specPath: OPENAPI_PATH,
-        references: errorReferences(() => routes()),
-        documentation: {
-          info: {
-            title: "Recommendation Service API",
-            version: deps.config.version,
-            description:
-              "Multi-tenant recommendation engine: record catalogue and end-user behaviour, train per-account " +
-              "models, and ask for personalised, similar, category and e-commerce recommendations. Errors are " +
-              "`{message, errorCode, requestId}`; every response carries `X-Request-Id`.",
-          },
-          servers: [{ url: deps.config.publicBaseUrl }],
-          components: {
-            securitySchemes: {
-              ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-              BearerJWT: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-            },
-          },
+      openapiDocumentModule(
+        {
+          title: "Recommendation Service API",
+          version: deps.config.version,
+          description:
+            "Multi-tenant recommendation engine: record catalogue and end-user behaviour, train per-account " +
+            "models, and ask for personalised, similar, category and e-commerce recommendations. Errors are " +
+            "`{message, errorCode, requestId}`; every response carries `X-Request-Id`. A first-call guide: " +
+            "docs/INTEGRATING.md in the repository.",
+          serverUrl: deps.config.publicBaseUrl,
         },
-      }),
+        () => built as GeneratorApp,
+      ),
     )
     .use(healthModule(deps))
     .use(opsModule(deps))
@@ -70,7 +60,7 @@ export function createApp(deps: AppDeps) {
     .use(billingModule(deps))
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps));
-  routes = () => app.routes as unknown as RouteShape[];
+  built = app;
   return app;
 }
 

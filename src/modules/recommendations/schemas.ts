@@ -133,6 +133,19 @@ export const RecommendationPage = t.Object(
 );
 export type RecommendationPage = typeof RecommendationPage.static;
 
+/** Paging of the category and similar listings (the use cases apply the same defaults). */
+const ListingPageQuery = {
+  skip: t.Optional(t.Integer({ minimum: 0, default: 0, description: "Offset, default 0." })),
+  limit: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: LISTING_DEFAULT_LIMIT,
+      description: `1..${MAX_LIMIT}, default ${LISTING_DEFAULT_LIMIT}.`,
+    }),
+  ),
+};
+
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
 export const CategoryQuery = t.Object(
   {
@@ -142,8 +155,7 @@ export const CategoryQuery = t.Object(
         { default: "popularity" },
       ),
     ),
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
   },
   { additionalProperties: false },
 );
@@ -151,8 +163,7 @@ export const CategoryQuery = t.Object(
 export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
 export const SimilarQuery = t.Object(
   {
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
     include_explanation: t.Optional(t.BooleanString()),
     explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
   },
