@@ -92,7 +92,11 @@ type WithTenant = Request & { [TENANT]?: TenantContext };
 function buildAuthPlugin(deps: AppDeps) {
   return new Elysia({ name: "auth" }).macro({
     auth: (options: AuthOptions) => ({
-      detail: { security: SECURITY[options.mode] },
+      // `x-publishable-scope` tells readers of the OpenAPI document which routes a publishable key may call.
+      detail: {
+        security: SECURITY[options.mode],
+        ...(options.scope === undefined ? {} : { "x-publishable-scope": options.scope }),
+      },
       async transform({ request, route, set }) {
         const tenant =
           authenticateFromCache(deps, request, options) ?? (await authenticate(deps, request, options));

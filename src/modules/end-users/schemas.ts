@@ -22,6 +22,28 @@ export const EndUserCreate = t.Object(
 );
 export type EndUserCreate = typeof EndUserCreate.static;
 
+export const EndUserPatch = t.Object(
+  {
+    preferredCategories: t.Optional(EndUserCreate.properties.preferredCategories),
+    priceRangeMin: t.Optional(
+      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+    ),
+    priceRangeMax: t.Optional(
+      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+    ),
+    attributes: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Partial update of the profile: only the fields given change; `null` clears a price bound. " +
+      "`preferredCategories` and `attributes`, when given, replace the stored values.",
+  },
+);
+export type EndUserPatch = typeof EndUserPatch.static;
+
 export const EndUser = t.Object({
   externalId: t.String(),
   preferredCategories: t.Array(t.String()),

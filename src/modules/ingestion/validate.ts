@@ -63,7 +63,7 @@ export function checkInteraction(record: unknown, now: number): Checked<CheckedI
       externalUserId: r.external_user_id,
       externalProductId: r.external_product_id,
       type: r.interaction_type.toUpperCase(),
-      value: r.value,
+      value: r.value ?? 1,
       occurredAt,
       query: r.query ?? null,
       recommendationId: r.recommendation_id,

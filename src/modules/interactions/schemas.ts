@@ -56,19 +56,23 @@ export const InteractionCreate = t.Object(
   {
     ...fields,
     value: t.Optional(
-      t.Number({ exclusiveMinimum: 0, description: "Greater than 0; default 1; the rating for RATING." }),
+      t.Number({
+        exclusiveMinimum: 0,
+        default: 1,
+        description: "Greater than 0; default 1; the rating for RATING.",
+      }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: "An interaction. Bulk ingestion takes the same shape in its `interactions` array.",
+  },
 );
 export type InteractionCreate = typeof InteractionCreate.static;
 
-/** The bulk-ingestion record: as the single create, but `value` is required. */
-export const InteractionRecord = t.Object(
-  { ...fields, value: t.Number({ exclusiveMinimum: 0, description: "Greater than 0." }) },
-  { additionalProperties: false },
-);
-export type InteractionRecord = typeof InteractionRecord.static;
+/** The bulk-ingestion record: the single create's shape, `value` defaulting to 1 in both. */
+export const InteractionRecord = InteractionCreate;
+export type InteractionRecord = InteractionCreate;
 
 export const Interaction = t.Object({
   id: t.Integer(),

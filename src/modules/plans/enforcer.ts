@@ -25,7 +25,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /** Routes that keep working on a lapsed subscription, so the owner can see usage and pay again. */
-const ACCOUNT_MANAGEMENT = /^\/api\/v1\/(billing|accounts|usage|plans|system-users|auth|api-keys)(\/|$)/;
+export const ACCOUNT_MANAGEMENT =
+  /^\/api\/v1\/(billing|accounts|usage|plans|system-users|auth|api-keys)(\/|$)/;
 const BULK_INGESTION = /^\/api\/v1\/ingestion\/batch\/?$/;
 
 export interface MonthWindow {

@@ -36,6 +36,27 @@ export const ProductUpdate = t.Object(productFields, {
 });
 export type ProductUpdate = typeof ProductUpdate.static;
 
+export const ProductPatch = t.Object(
+  {
+    name: t.Optional(productFields.name),
+    description: t.Optional(t.Union([t.String({ maxLength: 10_000 }), t.Null()])),
+    price: t.Optional(productFields.price),
+    category: t.Optional(productFields.category),
+    brand: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+    inStock: t.Optional(t.Boolean()),
+    attributes: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Partial update: only the fields given change; omitted fields keep their values. `null` clears " +
+      "`description` or `brand`.",
+  },
+);
+export type ProductPatch = typeof ProductPatch.static;
+
 export const Product = t.Object({
   externalId: t.String(),
   name: t.String(),

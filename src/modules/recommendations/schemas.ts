@@ -143,6 +143,19 @@ export type RecommendationPage = typeof RecommendationPage.static;
 /** An answer's body before it is sent: every sending names it with a new `recommendationId`. */
 export type RankedBody = Omit<RecommendationPage, "recommendationId">;
 
+/** Paging of the category and similar listings (the use cases apply the same defaults). */
+const ListingPageQuery = {
+  skip: t.Optional(t.Integer({ minimum: 0, default: 0, description: "Offset, default 0." })),
+  limit: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: LISTING_DEFAULT_LIMIT,
+      description: `1..${MAX_LIMIT}, default ${LISTING_DEFAULT_LIMIT}.`,
+    }),
+  ),
+};
+
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
 export const CategoryQuery = t.Object(
   {
@@ -154,8 +167,7 @@ export const CategoryQuery = t.Object(
         },
       ),
     ),
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
   },
   UNKNOWN_QUERY_IGNORED,
 );
@@ -163,8 +175,7 @@ export const CategoryQuery = t.Object(
 export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
 export const SimilarQuery = t.Object(
   {
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
     include_explanation: t.Optional(t.BooleanString()),
     explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
   },
