@@ -12,6 +12,10 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
+import { callerHost, hostAllowed } from "../modules/api-keys/origins";
+
+export { hostAllowed };
+
 import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
@@ -258,21 +262,4 @@ async function authenticateUser(
       expiresAt: claims.expiresAt,
     },
   };
-}
-
-function callerHost(request: Request): string | undefined {
-  const source = request.headers.get("origin") ?? request.headers.get("referer");
-  if (source === null || source === "null") return undefined;
-  try {
-    return new URL(source).hostname.toLowerCase();
-  } catch {
-    return undefined;
-  }
-}
-
-/** `shop.com` matches exactly; `*.shop.com` matches any sub-domain of shop.com (not shop.com itself). */
-export function hostAllowed(host: string, allowedDomains: readonly string[]): boolean {
-  return allowedDomains.some((domain) =>
-    domain.startsWith("*.") ? host.endsWith(domain.slice(1)) : host === domain,
-  );
 }

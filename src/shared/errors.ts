@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   PLAN_LIMIT_EXCEEDED: 429,
   TRAINING_TOO_FREQUENT: 429,
   INTERNAL_ERROR: 500,
+  BILLING_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
