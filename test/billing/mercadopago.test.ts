@@ -99,7 +99,12 @@ const notify = (preapprovalId: string, signature?: string, requestId: string = c
         "x-request-id": requestId,
         "x-signature":
           signature ??
-          signatureHeader("mp-webhook-secret-for-tests-0123456789", preapprovalId.toLowerCase(), undefined, requestId),
+          signatureHeader(
+            "mp-webhook-secret-for-tests-0123456789",
+            preapprovalId.toLowerCase(),
+            undefined,
+            requestId,
+          ),
       },
     },
   );
