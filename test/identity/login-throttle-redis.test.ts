@@ -13,6 +13,12 @@ let b: TestContext;
 
 beforeAll(async () => {
   [a, b] = await Promise.all([createTestContext(env), createTestContext(env)]);
+  // On a busy machine one store's start-up can stall the other's Redis handshake past its timeout; these
+  // tests are about sharing, so both must be connected first (the outage path has a test of its own).
+  for (const client of [a.deps.redis!, b.deps.redis!]) {
+    for (let tries = 0; !client.connected && tries < 20; tries++)
+      await client.connect().catch(() => Bun.sleep(250));
+  }
 });
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);

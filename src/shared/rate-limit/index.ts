@@ -67,7 +67,6 @@ export function openRedis(url: string): RedisClient {
     autoReconnect: true,
     enableAutoPipelining: true,
     enableOfflineQueue: false,
-    connectionTimeout: 2_000,
     maxRetries: 1_000_000,
   });
 }
