@@ -50,7 +50,6 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
 
   "POST /api/v1/auth/register": ["CONFLICT"],
   "POST /api/v1/auth/token": ["INVALID_CREDENTIALS", "FORBIDDEN", "RATE_LIMITED"],
-  "POST /api/v1/auth/send-verification-email": ["CONFLICT"],
   "GET /api/v1/auth/verify-email": ["NOT_FOUND"],
 
   "GET /api/v1/api-keys/current": ["NOT_FOUND"],
