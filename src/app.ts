@@ -1,6 +1,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
+import { corsPlugin } from "./http/cors";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
 import { errorReferences, type RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
@@ -29,6 +30,8 @@ export function createApp(deps: AppDeps) {
   let routes: () => readonly RouteShape[] = () => [];
   const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
     .use(httpKernel(deps.logger, deps.metrics))
+    // After the kernel (the request id exists), before every route: preflights never reach authentication.
+    .use(corsPlugin(deps.config.corsOrigins))
     .use(
       openapi({
         path: "/api/v1/docs",

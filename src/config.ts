@@ -43,6 +43,8 @@ export interface Config {
   readonly ingestionChunkDelayMs: number;
   /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
   readonly snapshotCacheMb: number;
+  /** Origins (`scheme://host[:port]`) granted CORS on every route (CORS_ORIGINS); publishable keys need none. */
+  readonly corsOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -139,6 +141,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
   }
 
+  const corsOrigins = parseOrigins("CORS_ORIGINS", read("CORS_ORIGINS") ?? "");
+
   return Object.freeze({
     version: pkg.version,
     port,
@@ -170,7 +174,32 @@ export function loadConfig(env: Env = process.env): Config {
       60_000,
     ),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
+    corsOrigins: Object.freeze(corsOrigins),
   });
+}
+
+/** A comma list of exact origins; `*` and values with a path are refused, since a grant must name its origin. */
+function parseOrigins(name: string, text: string): string[] {
+  const origins = text
+    .split(",")
+    .map((value) => value.trim().replace(/\/+$/, ""))
+    .filter((value) => value !== "");
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (
+      url === undefined ||
+      (url.protocol !== "https:" && url.protocol !== "http:") ||
+      url.origin !== origin
+    ) {
+      throw new ConfigError(name, `"${origin}" is not an origin such as https://admin.example.com`);
+    }
+  }
+  return [...new Set(origins)];
 }
 
 function parseInteger(name: string, text: string, min: number, max: number): number {
