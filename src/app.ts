@@ -21,6 +21,7 @@ import { recommendationsModule } from "./modules/recommendations";
 import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
+import { widgetModule } from "./modules/widget";
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 
@@ -72,7 +73,8 @@ export function createApp(deps: AppDeps) {
     .use(usageModule(deps))
     .use(billingModule(deps))
     .use(sandboxModule(deps))
-    .use(recommendationsModule(deps));
+    .use(recommendationsModule(deps))
+    .use(widgetModule(deps));
   routes = () => app.routes as unknown as RouteShape[];
   return app;
 }
