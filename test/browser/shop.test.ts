@@ -1,11 +1,14 @@
 /**
- * The widget as a shop's visitor meets it, in Debian's Chromium: the service on one port, the shop's pages
+ * The widget and the typed client as a shop's visitor meets them, in Debian's Chromium: the service on one port, the shop's pages
  * on another (https://shop.test:PORT, which the publishable key allows, and the same pages as
  * https://evil.test:PORT, which it does not). Screenshots go to test/browser/__screenshots__/ as artefacts;
  * the layout is checked from element boxes, not pixels.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { buildClient } from "../../clients/js/build";
+import { makeTempDir } from "../helpers/temp-dirs";
 import {
   browserSkipReason,
   giveShopPages,
@@ -46,11 +49,42 @@ const homepage = () => `<!doctype html>
 </body>
 </html>`;
 
+/** A page with the typed client as a module; the test drives it through `window.run`. */
+const clientPage = () =>
+  `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Client page</title>
+<script type="module">
+  import { RecsClient, RecsApiError, RecsNetworkError } from "/recs-client.js";
+  window.run = async (apiKey, call) => {
+    const client = new RecsClient({ baseUrl: ${JSON.stringify("SERVICE")}, apiKey, retry: false });
+    try {
+      const answer = call === "homepage"
+        ? await client.recommendations.homepage(${JSON.stringify("USER")}, 4)
+        : await client.request("get", "/api/v1/products/");
+      return { ok: true, items: answer.items.length };
+    } catch (error) {
+      return {
+        ok: false,
+        name: error.name,
+        network: error instanceof RecsNetworkError,
+        api: error instanceof RecsApiError,
+        status: error.status,
+        errorCode: error.errorCode,
+        message: error.message,
+      };
+    }
+  };
+  window.ready = true;
+</script></head><body><h1>Client page</h1></body></html>`
+    .replace('"SERVICE"', JSON.stringify(service.baseUrl))
+    .replace('"USER"', JSON.stringify(tenant.user));
+
 beforeAll(async () => {
   if (skipReason !== undefined) return;
   service = await startService();
   tenant = await trainedTenant(service);
-  shop = startShop({ "/": homepage });
+  const client = await buildClient(join(makeTempDir("rs-browser-client-"), "dist"));
+  shop = startShop({ "/": homepage, "/client": clientPage }, { "/recs-client.js": client });
   await giveShopPages(service, tenant, shop.origin);
   browser = await launchChromium();
 }, 300_000);
@@ -240,6 +274,43 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
     expect(apiCalls.length).toBeGreaterThan(0);
     for (const call of apiCalls) expect(call.status).toBe("failed");
     await page.screenshot({ path: screenshotPath("widget-foreign-origin") });
+    await page.context().close();
+  }, 60_000);
+});
+
+describe.skipIf(skipReason !== undefined)("the typed client in Chromium", () => {
+  test("works from a shop's page with its publishable key, and fails with a clear CORS error on a secret key's routes", async () => {
+    const { page, errors } = await openPage(`${shop.origin}/client`, { width: 1280, height: 800 });
+    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+    const run = (apiKey: string, call: string) =>
+      page.evaluate(
+        ([key, which]) =>
+          (window as unknown as { run: (k: string, c: string) => Promise<unknown> }).run(key!, which!),
+        [apiKey, call],
+      ) as Promise<Record<string, unknown>>;
+
+    expect(await run(tenant.publishableKey, "homepage")).toEqual({ ok: true, items: 4 });
+
+    for (const key of [tenant.publishableKey, tenant.secretKey]) {
+      const refused = await run(key, "products");
+      expect(refused).toMatchObject({ ok: false, name: "RecsNetworkError", network: true, api: false });
+      expect(String(refused.message)).toContain("CORS");
+      expect(String(refused.message)).toContain("publishable key");
+    }
+    // What the browser itself says: the preflight carried no grant.
+    expect(errors.filter((e) => e.includes("blocked by CORS policy")).length).toBe(2);
+    await page.context().close();
+  }, 60_000);
+
+  test("on an origin the key does not allow, the publishable key's call is refused by CORS too", async () => {
+    const { page } = await openPage(`${shop.foreignOrigin}/client`, { width: 1280, height: 800 });
+    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+    const refused = await page.evaluate(
+      (key) =>
+        (window as unknown as { run: (k: string, c: string) => Promise<unknown> }).run(key, "homepage"),
+      tenant.publishableKey,
+    );
+    expect(refused).toMatchObject({ ok: false, name: "RecsNetworkError" });
     await page.context().close();
   }, 60_000);
 });
