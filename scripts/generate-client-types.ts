@@ -16,8 +16,27 @@ import { createLogger } from "../src/shared/logger";
 
 export const GENERATED_TYPES = resolve(import.meta.dir, "../clients/js/src/generated/openapi.ts");
 
-/** The app's OpenAPI document, from an in-process app on an in-memory store; nothing is served. */
+/**
+ * The app's OpenAPI document as a deployment serves it: made by the first (and only) app of a fresh process,
+ * since a second app built in one process documents a few routes differently (a 404 more on the
+ * personalised query). This script runs itself with `--document` for that.
+ */
 export async function appOpenApiDocument(): Promise<Record<string, unknown>> {
+  const child = Bun.spawn([process.execPath, import.meta.path, "--document"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    child.exited,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
+  if (code !== 0) throw new Error(`reading the OpenAPI document failed (${code}): ${err}`);
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+/** The document of an in-process app on an in-memory store; nothing is served. */
+async function documentInProcess(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-openapi-"));
   try {
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "silent", JOB_CONCURRENCY: "0" });
@@ -60,6 +79,10 @@ export async function generateClientTypes(): Promise<string> {
 }
 
 if (import.meta.main) {
-  writeFileSync(GENERATED_TYPES, await generateClientTypes());
-  console.log(`wrote ${GENERATED_TYPES}`);
+  if (process.argv.includes("--document")) {
+    process.stdout.write(JSON.stringify(await documentInProcess()));
+  } else {
+    writeFileSync(GENERATED_TYPES, await generateClientTypes());
+    console.log(`wrote ${GENERATED_TYPES}`);
+  }
 }
