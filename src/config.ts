@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import type { LogLevel } from "./shared/logger";
@@ -43,6 +44,10 @@ export interface Config {
   readonly ingestionChunkDelayMs: number;
   /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
   readonly snapshotCacheMb: number;
+  /** Server processes sharing the port (WORKERS; `auto` = cores): the first one starts the others. */
+  readonly workers: number;
+  /** 0 in the process started by the operator; 1..workers-1 in the ones it started (RS_WORKER_INDEX). */
+  readonly workerIndex: number;
   /** Origins (`scheme://host[:port]`) granted CORS on every route (CORS_ORIGINS); publishable keys need none. */
   readonly corsOrigins: readonly string[];
 }
@@ -141,6 +146,15 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
   }
 
+  const workers = parseWorkers(read("WORKERS"));
+  if (workers > 1 && databaseUrl === undefined) {
+    throw new ConfigError(
+      "WORKERS",
+      "more than one worker needs DATABASE_URL: the embedded database belongs to a single process",
+    );
+  }
+  const workerIndex = parseInteger("RS_WORKER_INDEX", read("RS_WORKER_INDEX") ?? "0", 0, workers - 1);
+
   const corsOrigins = parseOrigins("CORS_ORIGINS", read("CORS_ORIGINS") ?? "");
 
   return Object.freeze({
@@ -174,8 +188,18 @@ export function loadConfig(env: Env = process.env): Config {
       60_000,
     ),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
+    workers,
+    workerIndex,
     corsOrigins: Object.freeze(corsOrigins),
   });
+}
+
+const MAX_WORKERS = 256;
+
+function parseWorkers(text: string | undefined): number {
+  if (text === undefined) return 1;
+  if (text.toLowerCase() === "auto") return Math.min(availableParallelism(), MAX_WORKERS);
+  return parseInteger("WORKERS", text, 1, MAX_WORKERS);
 }
 
 /** A comma list of exact origins; `*` and values with a path are refused, since a grant must name its origin. */

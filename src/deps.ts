@@ -11,6 +11,7 @@ import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
 import { instanceIdentity } from "./jobs/instance";
 import { JobRunner } from "./jobs/runner";
+import { AttributionQueue } from "./modules/analytics/attribution-queue";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
 import { createPaymentProvider } from "./modules/billing/create-provider";
@@ -62,6 +63,8 @@ export interface AppDeps {
   readonly snapshots: SnapshotRegistry;
   /** Recommender caches (per-user history, no-model catalogue) and the batched recommendation log. */
   readonly recommendations: RecommendationService;
+  /** Credits clicks, carts and purchases to the answers that showed them (modules/analytics). */
+  readonly attributions: AttributionQueue;
 }
 
 export interface Lifecycle {
@@ -123,6 +126,7 @@ export async function createDeps(
   });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
   const recommendations = new RecommendationService(database, logger, snapshots);
+  const attributions = new AttributionQueue(database, recommendations.logs, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -143,6 +147,7 @@ export async function createDeps(
     jobs,
     snapshots,
     recommendations,
+    attributions,
     async start() {
       await health.start();
       await identity.start();
@@ -151,11 +156,14 @@ export async function createDeps(
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
       await recommendations.start();
+      attributions.start();
       await jobs.start();
     },
     async stop() {
       // First: workers finish their current chunk while the database is still open.
       await jobs.stop();
+      // Before the recommendation log stops: a last attribution writes the log first.
+      await attributions.stop();
       await recommendations.stop();
       await snapshots.stop();
       await stopErasureBridge?.();

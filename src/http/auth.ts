@@ -93,7 +93,11 @@ type WithTenant = Request & { [TENANT]?: TenantContext };
 function buildAuthPlugin(deps: AppDeps) {
   return new Elysia({ name: "auth" }).macro({
     auth: (options: AuthOptions) => ({
-      detail: { security: SECURITY[options.mode] },
+      // `x-publishable-scope` tells readers of the OpenAPI document which routes a publishable key may call.
+      detail: {
+        security: SECURITY[options.mode],
+        ...(options.scope === undefined ? {} : { "x-publishable-scope": options.scope }),
+      },
       async transform({ request, route, set }) {
         const tenant =
           authenticateFromCache(deps, request, options) ?? (await authenticate(deps, request, options));
@@ -208,7 +212,12 @@ function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: Au
     // Before the checks below, so a refusal to an allowed origin is readable by the page (CORS).
     grantKeyOrigin(request, (host) => hostAllowed(host, key.allowedDomains));
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
-      throw new AppError("INSUFFICIENT_SCOPE", "This publishable key may not call this route");
+      throw new AppError(
+        "INSUFFICIENT_SCOPE",
+        options.scope === undefined
+          ? "Publishable keys may not call this route; use a secret key"
+          : `This publishable key lacks the scope ${options.scope}`,
+      );
     }
     const host = callerHost(request);
     if (host === undefined || !hostAllowed(host, key.allowedDomains)) {

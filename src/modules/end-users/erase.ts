@@ -17,13 +17,14 @@ export function erasureStatements(accountId: number, endUserId: number): Record<
     searches: counted("searches"),
     recommendations: counted("recommendation_logs"),
     orders: counted("orders"),
+    attributions: counted("recommendation_attributions"),
     endUser: sql`delete from end_users where account_id = ${accountId} and id = ${endUserId}`,
   };
 }
 
 /**
- * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log and order
- * of theirs in one transaction, then tells every cache (here and in other processes) to forget them. The
+ * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log, order and
+ * attribution of theirs in one transaction, then tells every cache (here and in other processes) to forget them. The
  * next training reads from the database, so it no longer sees them either.
  */
 export async function eraseEndUser({
@@ -40,6 +41,9 @@ export async function eraseEndUser({
   const erased = await database.db.transaction(async (tx) => {
     const [user] = await endUserLookupQuery(tx, accountId, input.externalId).for("update");
     if (user === undefined) throw notFound("End user");
+    // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
+    // under way is waited for, and one that starts later finds the end user gone and writes nothing for them.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('recommendation_logs'), ${accountId})`);
     const statements = erasureStatements(accountId, user.id);
     const count = async (statement: SQL) =>
       Number((await database.rows<{ n: number }>(statement, tx))[0]?.n ?? 0);
@@ -48,6 +52,7 @@ export async function eraseEndUser({
       searches: await count(statements.searches),
       recommendations: await count(statements.recommendations),
       orders: await count(statements.orders),
+      attributions: await count(statements.attributions),
     };
     await database.rows(statements.endUser, tx);
     return { endUserId: user.id, deleted };

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 export const TrainingRequest = t.Object(
   {
@@ -127,7 +128,7 @@ export const ModelListQuery = t.Object(
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
     offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const JobListQuery = t.Object(
@@ -137,5 +138,5 @@ export const JobListQuery = t.Object(
       t.String({ description: "Any string; known states: queued, running, completed, failed." }),
     ),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );

@@ -4,7 +4,7 @@ import { compileFilters, needsAttributes } from "./filters";
 import type { UserHistory } from "./history-cache";
 import { cachedPage, PageCache } from "./page-cache";
 import { rank } from "./rank";
-import { renderPage, respond } from "./respond";
+import { answerLabels, renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
 import type { ServingView } from "./service";
 import { sourceLabels, strategyWeights } from "./strategy";
@@ -93,7 +93,8 @@ function answer(
     });
     return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
   });
-  return respond(deps, ctx.accountId, page);
+  const labels = answerLabels(ENDPOINT, input.strategy ?? "hybrid", input.model_variant ?? "standard");
+  return respond(deps, ctx.accountId, page, labels);
 }
 
 const ENDPOINT = "personalized/query";

@@ -427,7 +427,11 @@ export interface paths {
         delete: operations["deleteApiV1End-usersExternalByExternal_user_id"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update an end user's profile
+         * @description Partial update of preferred categories, price range and attributes: only the fields in the body change, `null` clears a price bound, and a range whose minimum would exceed its maximum (given or stored) is a 422. The next recommendation for the user reflects the change. Unknown end users answer 404 (they are created by POST or by their first interaction).
+         */
+        patch: operations["patchApiV1End-usersExternalByExternal_user_id"];
         trace?: never;
     };
     "/api/v1/end-users/external/{external_user_id}/export": {
@@ -529,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Record an interaction
-         * @description Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created (and counts against the plan's maxEndUsers: past it, 429 PLAN_LIMIT_EXCEEDED and nothing is written); an unknown or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the product's price), a SEARCH a search. Publishable keys with scope interactions:write may call it.
+         * @description Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created (and counts against the plan's maxEndUsers: past it, 429 PLAN_LIMIT_EXCEEDED and nothing is written); an unknown or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the product's price), a SEARCH a search. A CLICK, CART or PURCHASE is credited to the recommendation answer named by `recommendation_id` (when it showed the product), else to the latest answer that showed the product to this end user within 24 hours; a PURCHASE's credited revenue is its `value`, or the product's price when none is sent. Publishable keys with scope interactions:write may call it.
          */
         post: operations["postApiV1Interactions"];
         delete?: never;
@@ -696,7 +700,7 @@ export interface paths {
         get: operations["getApiV1ProductsExternalByExternal_id"];
         /**
          * Replace a product
-         * @description Full update: omitted optional fields return to their defaults. Deleted products answer 404.
+         * @description Full replacement: every required field must be sent, and omitted optional fields return to their defaults (description and brand null, inStock true, attributes empty). To change some fields only, use PATCH. Deleted products answer 404.
          */
         put: operations["putApiV1ProductsExternalByExternal_id"];
         post?: never;
@@ -707,7 +711,11 @@ export interface paths {
         delete: operations["deleteApiV1ProductsExternalByExternal_id"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update some fields of a product
+         * @description Partial update: only the fields in the body change (e.g. `{"price": 19.9}`); omitted fields, brand and attributes included, keep their values, and `null` clears description or brand. `attributes`, when given, replaces the stored object. Deleted products answer 404.
+         */
+        patch: operations["patchApiV1ProductsExternalByExternal_id"];
         trace?: never;
     };
     "/api/v1/recommendations/category/{category}": {
@@ -1005,7 +1013,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service health (no authentication) */
+        /**
+         * Service health (no authentication)
+         * @description 503 with `status: degraded` while the database is unreachable.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -1103,7 +1114,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accountId: string | number;
+                        accountId: number;
                         /** Format: date-time */
                         createdAt: string;
                         isActive: boolean;
@@ -1120,64 +1131,99 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1210,36 +1256,6 @@ export interface operations {
                     payment_customer_id?: string | null;
                     paymentCustomerId?: string | null;
                 };
-                "application/x-www-form-urlencoded": {
-                    is_active?: boolean;
-                    isActive?: boolean;
-                    name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboarding_checklist_status?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
-                    payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
-                };
-                "multipart/form-data": {
-                    is_active?: boolean;
-                    isActive?: boolean;
-                    name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboarding_checklist_status?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
-                    payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
-                };
             };
         };
         responses: {
@@ -1250,7 +1266,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accountId: string | number;
+                        accountId: number;
                         /** Format: date-time */
                         createdAt: string;
                         isActive: boolean;
@@ -1267,39 +1283,83 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description ADMIN_REQUIRED: only platform administrators may change these fields; FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "ADMIN_REQUIRED" | "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1308,43 +1368,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1377,36 +1472,6 @@ export interface operations {
                     payment_customer_id?: string | null;
                     paymentCustomerId?: string | null;
                 };
-                "application/x-www-form-urlencoded": {
-                    is_active?: boolean;
-                    isActive?: boolean;
-                    name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboarding_checklist_status?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
-                    payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
-                };
-                "multipart/form-data": {
-                    is_active?: boolean;
-                    isActive?: boolean;
-                    name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboarding_checklist_status?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
-                    payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
-                };
             };
         };
         responses: {
@@ -1417,7 +1482,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accountId: string | number;
+                        accountId: number;
                         /** Format: date-time */
                         createdAt: string;
                         isActive: boolean;
@@ -1434,39 +1499,83 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description ADMIN_REQUIRED: only platform administrators may change these fields; FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "ADMIN_REQUIRED" | "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1475,43 +1584,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1537,22 +1681,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Products, end users and interactions ingested */
-                        ingestedRecords: string | number;
+                        ingestedRecords: number;
                         /** @description Limits in force (FREE limits while a paid subscription is lapsed) */
                         limits: {
-                            bulkPerDay: string | number;
-                            bulkPerHour: string | number;
-                            bulkPerMinute: string | number;
+                            bulkPerDay: number;
+                            bulkPerHour: number;
+                            bulkPerMinute: number;
                             /** @description End users */
-                            maxEndUsers: string | number;
+                            maxEndUsers: number;
                             /** @description Products in the catalogue (soft-deleted ones excluded) */
-                            maxProducts: string | number;
+                            maxProducts: number;
                             /** @description Authenticated API requests per calendar month (UTC) */
-                            monthlyRequests: string | number;
+                            monthlyRequests: number;
                             /** @description Authenticated API requests per minute */
-                            requestsPerMinute: string | number;
+                            requestsPerMinute: number;
                             /** @description Training runs per UTC day */
-                            trainingsPerDay: string | number;
+                            trainingsPerDay: number;
                         };
                         period: {
                             /**
@@ -1569,80 +1713,115 @@ export interface operations {
                         /** @description The account's plan */
                         plan: string;
                         /** @description Recommendation responses served */
-                        recommendations: string | number;
+                        recommendations: number;
                         remaining: {
-                            endUsers: string | number;
-                            monthlyRequests: string | number;
-                            products: string | number;
-                            trainingsToday: string | number;
+                            endUsers: number;
+                            monthlyRequests: number;
+                            products: number;
+                            trainingsToday: number;
                         };
                         /** @description Authenticated API requests admitted */
-                        requests: string | number;
+                        requests: number;
                         /** @description none | pending | active | lapsed */
                         subscriptionStatus: string;
                         /** @description Training runs started */
-                        trainings: string | number;
+                        trainings: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1670,7 +1849,7 @@ export interface operations {
                         allowedDomains: string[];
                         /** Format: date-time */
                         created_at: string;
-                        id: string | number;
+                        id: number;
                         /** @enum {string} */
                         kind: "secret" | "publishable";
                         /**
@@ -1687,64 +1866,99 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1772,26 +1986,6 @@ export interface operations {
                     /** @description Publishable keys only; default both scopes */
                     scopes?: ("recommendations:read" | "interactions:write")[];
                 };
-                "application/x-www-form-urlencoded": {
-                    /** @description Publishable keys only, required: the Origin/Referer hosts the key may be used from */
-                    allowedDomains?: string[];
-                    /** @enum {string} */
-                    kind?: "secret" | "publishable";
-                    /** @description Descriptive name */
-                    name: string;
-                    /** @description Publishable keys only; default both scopes */
-                    scopes?: ("recommendations:read" | "interactions:write")[];
-                };
-                "multipart/form-data": {
-                    /** @description Publishable keys only, required: the Origin/Referer hosts the key may be used from */
-                    allowedDomains?: string[];
-                    /** @enum {string} */
-                    kind?: "secret" | "publishable";
-                    /** @description Descriptive name */
-                    name: string;
-                    /** @description Publishable keys only; default both scopes */
-                    scopes?: ("recommendations:read" | "interactions:write")[];
-                };
             };
         };
         responses: {
@@ -1807,7 +2001,7 @@ export interface operations {
                         api_key: string;
                         /** Format: date-time */
                         created_at: string;
-                        id: string | number;
+                        id: number;
                         /** @enum {string} */
                         kind: "secret" | "publishable";
                         /** @description Last 4 characters of the key */
@@ -1820,39 +2014,83 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1861,43 +2099,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1920,68 +2193,101 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -1995,19 +2301,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                api_key_id: string | number;
+                api_key_id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    name: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    name: string;
-                };
-                "multipart/form-data": {
                     name: string;
                 };
             };
@@ -2023,7 +2323,7 @@ export interface operations {
                         allowedDomains: string[];
                         /** Format: date-time */
                         created_at: string;
-                        id: string | number;
+                        id: number;
                         /** @enum {string} */
                         kind: "secret" | "publishable";
                         /**
@@ -2040,55 +2340,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2097,43 +2444,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2147,7 +2529,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                api_key_id: string | number;
+                api_key_id: number;
             };
             cookie?: never;
         };
@@ -2158,59 +2540,66 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2219,43 +2608,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2283,7 +2707,7 @@ export interface operations {
                         allowedDomains: string[];
                         /** Format: date-time */
                         created_at: string;
-                        id: string | number;
+                        id: number;
                         /** @enum {string} */
                         kind: "secret" | "publishable";
                         /**
@@ -2300,64 +2724,118 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2386,64 +2864,99 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2472,28 +2985,6 @@ export interface operations {
                     /** @description At least 8 characters */
                     password: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    /** @description Name of the new account (tenant) */
-                    accountName: string;
-                    /**
-                     * Format: email
-                     * @description Compared case-insensitively; stored lower-cased
-                     */
-                    email: string;
-                    /** @description At least 8 characters */
-                    password: string;
-                };
-                "multipart/form-data": {
-                    /** @description Name of the new account (tenant) */
-                    accountName: string;
-                    /**
-                     * Format: email
-                     * @description Compared case-insensitively; stored lower-cased
-                     */
-                    email: string;
-                    /** @description At least 8 characters */
-                    password: string;
-                };
             };
         };
         responses: {
@@ -2506,7 +2997,7 @@ export interface operations {
                     "application/json": {
                         /** @description JWT for the dashboard routes (Authorization: Bearer) */
                         accessToken: string;
-                        accountId: string | number;
+                        accountId: number;
                         /** @description The account's first secret key (sk_live_…); shown only in this response */
                         apiKey: string;
                         /** @description True until the e-mail is verified; FREE accounts have a 7-day grace period for API-key calls */
@@ -2516,11 +3007,68 @@ export interface operations {
                         message: string;
                         /** @constant */
                         tokenType: "bearer";
-                        userId: string | number;
+                        userId: number;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2529,27 +3077,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2578,64 +3156,118 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2661,22 +3293,6 @@ export interface operations {
                     email: string;
                     password: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * Format: email
-                     * @description Compared case-insensitively; stored lower-cased
-                     */
-                    email: string;
-                    password: string;
-                };
-                "multipart/form-data": {
-                    /**
-                     * Format: email
-                     * @description Compared case-insensitively; stored lower-cased
-                     */
-                    email: string;
-                    password: string;
-                };
             };
         };
         responses: {
@@ -2688,17 +3304,93 @@ export interface operations {
                 content: {
                     "application/json": {
                         accessToken: string;
-                        accountId: string | number;
+                        accountId: number;
                         /** @description Seconds until the token expires */
-                        expiresIn: string | number;
+                        expiresIn: number;
                         isAdmin: boolean;
                         /** @constant */
                         tokenType: "bearer";
-                        userId: string | number;
+                        userId: number;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description INVALID_CREDENTIALS: the e-mail or password is wrong */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_CREDENTIALS";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2707,27 +3399,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2760,7 +3503,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2769,27 +3531,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2821,34 +3613,6 @@ export interface operations {
                      */
                     successUrl?: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after giving up
-                     */
-                    cancelUrl?: string;
-                    /** @description A paid plan from GET /api/v1/plans/ */
-                    plan: string;
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after authorising
-                     */
-                    successUrl?: string;
-                };
-                "multipart/form-data": {
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after giving up
-                     */
-                    cancelUrl?: string;
-                    /** @description A paid plan from GET /api/v1/plans/ */
-                    plan: string;
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after authorising
-                     */
-                    successUrl?: string;
-                };
             };
         };
         responses: {
@@ -2868,45 +3632,108 @@ export interface operations {
                         plan: string;
                         /** @description local | mercadopago */
                         provider: string;
-                        sessionId: string | number;
+                        sessionId: number;
                         /** @description pending until the provider reports the payer's authorisation */
                         status: string;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2915,43 +3742,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -2967,17 +3829,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
-                    /** Format: uri */
-                    returnUrl?: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** Format: uri */
-                    returnUrl?: string;
-                };
-                "multipart/form-data": {
                     /** Format: uri */
                     returnUrl?: string;
                 };
@@ -2997,39 +3851,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,43 +3955,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3106,34 +4058,6 @@ export interface operations {
                      */
                     successUrl?: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after giving up
-                     */
-                    cancelUrl?: string;
-                    /** @description A paid plan from GET /api/v1/plans/ */
-                    plan: string;
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after authorising
-                     */
-                    successUrl?: string;
-                };
-                "multipart/form-data": {
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after giving up
-                     */
-                    cancelUrl?: string;
-                    /** @description A paid plan from GET /api/v1/plans/ */
-                    plan: string;
-                    /**
-                     * Format: uri
-                     * @description Where the payer returns after authorising
-                     */
-                    successUrl?: string;
-                };
             };
         };
         responses: {
@@ -3153,45 +4077,108 @@ export interface operations {
                         plan: string;
                         /** @description local | mercadopago */
                         provider: string;
-                        sessionId: string | number;
+                        sessionId: number;
                         /** @description pending until the provider reports the payer's authorisation */
                         status: string;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3200,43 +4187,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3265,23 +4287,26 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3290,27 +4315,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3335,28 +4390,28 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    description: unknown;
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3365,27 +4420,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3414,23 +4499,26 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3439,27 +4527,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3484,28 +4602,28 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    description: unknown;
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3514,27 +4632,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3558,37 +4706,11 @@ export interface operations {
                 "application/json": {
                     action?: string;
                     data: {
-                        id: string | (string | number);
+                        id: string | number;
                     } & {
                         [key: string]: unknown;
                     };
-                    id: string | (string | number);
-                    /** @description e.g. subscription_preapproval */
-                    type: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/x-www-form-urlencoded": {
-                    action?: string;
-                    data: {
-                        id: string | (string | number);
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    id: string | (string | number);
-                    /** @description e.g. subscription_preapproval */
-                    type: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "multipart/form-data": {
-                    action?: string;
-                    data: {
-                        id: string | (string | number);
-                    } & {
-                        [key: string]: unknown;
-                    };
-                    id: string | (string | number);
+                    id: string | number;
                     /** @description e.g. subscription_preapproval */
                     type: string;
                 } & {
@@ -3610,23 +4732,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
-            404: {
+            /** @description INVALID_SIGNATURE: the signature is missing, wrong or older than 5 minutes */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_SIGNATURE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3635,27 +4836,57 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3667,8 +4898,8 @@ export interface operations {
     "getApiV1End-users": {
         parameters: {
             query?: {
-                limit?: string | number;
-                skip?: string | number;
+                limit?: number;
+                skip?: number;
             };
             header?: never;
             path?: never;
@@ -3696,45 +4927,51 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        limit: string | number;
-                        skip: string | number;
-                        total: string | number;
+                        limit: number;
+                        skip: number;
+                        total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3743,43 +4980,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3799,29 +5071,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Free key/value pairs. */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description The shop's own identifier of the end user, unique per account. */
-                    externalId: string;
-                    preferredCategories?: string[];
-                    priceRangeMax?: number;
-                    priceRangeMin?: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description Free key/value pairs. */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description The shop's own identifier of the end user, unique per account. */
-                    externalId: string;
-                    preferredCategories?: string[];
-                    priceRangeMax?: number;
-                    priceRangeMin?: number;
-                };
-                "multipart/form-data": {
-                    /** @description Free key/value pairs. */
+                    /** @description Free key/value pairs. At most 100 keys and 16 KB as JSON. */
                     attributes?: {
                         [key: string]: unknown;
                     };
@@ -3855,39 +5105,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3896,43 +5209,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -3973,55 +5321,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4030,43 +5387,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4094,10 +5486,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         deleted: {
-                            interactions: string | number;
-                            orders: string | number;
-                            recommendations: string | number;
-                            searches: string | number;
+                            /** @description Clicks, carts and purchases of theirs credited to recommendation answers. */
+                            attributions: number;
+                            interactions: number;
+                            orders: number;
+                            recommendations: number;
+                            searches: number;
                         };
                         /** @constant */
                         erased: true;
@@ -4107,55 +5501,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4164,43 +5567,309 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    "patchApiV1End-usersExternalByExternal_user_id": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_user_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Partial update of the profile: only the fields given change; `null` clears a price bound. `preferredCategories` and `attributes`, when given, replace the stored values. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Replaces the stored attributes as a whole. */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    preferredCategories?: string[];
+                    /** @description null clears it */
+                    priceRangeMax?: number | null;
+                    /** @description null clears it */
+                    priceRangeMin?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attributes: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        externalId: string;
+                        preferredCategories: string[];
+                        priceRangeMax: number | null;
+                        priceRangeMin: number | null;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4227,6 +5896,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        attributions: {
+                            endpoint: string;
+                            external_product_id: string | null;
+                            interaction_type: string;
+                            /** @description 0-based place of the product in the answer. */
+                            position: number;
+                            /** Format: uuid */
+                            recommendation_id: string;
+                            /** @description A purchase's credited revenue; 0 for clicks and carts. */
+                            revenue: number;
+                            /**
+                             * Format: date-time
+                             * @description When the interaction happened.
+                             */
+                            timestamp: string;
+                        }[];
                         endUser: {
                             attributes: {
                                 [key: string]: unknown;
@@ -4245,7 +5930,7 @@ export interface operations {
                         interactions: {
                             external_product_id: string;
                             external_user_id: string;
-                            id: string | number;
+                            id: number;
                             interaction_type: string;
                             query?: string;
                             /** Format: date-time */
@@ -4263,6 +5948,11 @@ export interface operations {
                             endpoint: string;
                             /** @description External ids of the recommended products, in order. */
                             items: string[];
+                            /**
+                             * Format: uuid
+                             * @description The answer's `recommendationId` (null for answers logged before answers carried one).
+                             */
+                            recommendation_id: string | null;
                             /** Format: date-time */
                             timestamp: string;
                         }[];
@@ -4275,55 +5965,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4332,43 +6031,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4393,71 +6127,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        account_id: string | number;
+                        account_id: number;
                         plan: string;
                         /** @constant */
                         status: "ok";
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4469,7 +6238,7 @@ export interface operations {
     getApiV1IngestionBatch: {
         parameters: {
             query?: {
-                limit?: string | number;
+                limit?: number;
                 status?: string;
             };
             header?: never;
@@ -4491,6 +6260,8 @@ export interface operations {
                             errorMessage: string;
                             /** @description For an interaction: "{external_user_id}:{external_product_id}". */
                             externalId: string;
+                            /** @description The record's position in its array (products, users or interactions). */
+                            index?: number;
                             /** @description product, user or interaction */
                             recordType: string;
                         }[];
@@ -4503,54 +6274,60 @@ export interface operations {
                         failureReason: string | null;
                         /** Format: date-time */
                         finishedAt: string | null;
-                        jobId: string | number;
-                        processedInteractions: string | number;
-                        processedProducts: string | number;
-                        processedUsers: string | number;
+                        jobId: number;
+                        processedInteractions: number;
+                        processedProducts: number;
+                        processedUsers: number;
                         /** Format: date-time */
                         startedAt: string | null;
                         /** @description processing | completed | completed_with_errors | failed */
                         status: string;
                         taskId: string;
-                        totalInteractions: string | number;
-                        totalProducts: string | number;
-                        totalUsers: string | number;
+                        totalInteractions: number;
+                        totalProducts: number;
+                        totalUsers: number;
                     }[];
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4559,43 +6336,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4615,45 +6427,58 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description At most 1000 interactions, each {external_user_id, external_product_id, interaction_type, value (> 0, required), timestamp?, query?}; they may name products of the same batch; unknown end users are created. */
+                    /** @description At most 1000 interactions, each as the body of POST /api/v1/interactions/ ({external_user_id, external_product_id, interaction_type, value? (> 0, default 1), timestamp?, query?, recommendation_id? (the answer a CLICK, CART or PURCHASE is credited to)}); they may name products of the same batch; unknown end users are created. */
                     interactions?: {
-                        [key: string]: unknown;
+                        /** @description A live product of the account; unknown or deleted products are refused. */
+                        external_product_id: string;
+                        /** @description The end user; an unknown id creates that end user. */
+                        external_user_id: string;
+                        /** @description VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH; any letter case (stored upper-case). */
+                        interaction_type: string;
+                        /** @description The search text of a SEARCH interaction. */
+                        query?: string;
+                        /** @description The `recommendationId` of the answer that showed the product: a CLICK, CART or PURCHASE is credited to it. Without one it is credited to the latest answer that showed the product to this end user within 24 hours, if any. */
+                        recommendation_id?: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
+                         */
+                        timestamp?: string;
+                        /**
+                         * @description Greater than 0; default 1; the rating for RATING.
+                         * @default 1
+                         */
+                        value?: number;
                     }[];
                     /** @description At most 1000 products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived). */
                     products?: {
-                        [key: string]: unknown;
+                        /** @description Free key/value pairs (colour, size, rating…). At most 100 keys and 16 KB as JSON. */
+                        attributes?: {
+                            [key: string]: unknown;
+                        };
+                        brand?: string;
+                        /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
+                        category: string;
+                        description?: string;
+                        /** @description The shop's own identifier of the product, unique per account. */
+                        externalId: string;
+                        /** @description Defaults to true. */
+                        inStock?: boolean;
+                        name: string;
+                        /** @description Must be greater than 0. */
+                        price: number;
                     }[];
                     /** @description At most 1000 end users, each as the body of POST /api/v1/end-users/ ({externalId, preferredCategories?, priceRangeMin?, priceRangeMax?, attributes?}); upserted by externalId. */
                     users?: {
-                        [key: string]: unknown;
-                    }[];
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description At most 1000 interactions, each {external_user_id, external_product_id, interaction_type, value (> 0, required), timestamp?, query?}; they may name products of the same batch; unknown end users are created. */
-                    interactions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description At most 1000 products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived). */
-                    products?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description At most 1000 end users, each as the body of POST /api/v1/end-users/ ({externalId, preferredCategories?, priceRangeMin?, priceRangeMax?, attributes?}); upserted by externalId. */
-                    users?: {
-                        [key: string]: unknown;
-                    }[];
-                };
-                "multipart/form-data": {
-                    /** @description At most 1000 interactions, each {external_user_id, external_product_id, interaction_type, value (> 0, required), timestamp?, query?}; they may name products of the same batch; unknown end users are created. */
-                    interactions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description At most 1000 products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived). */
-                    products?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description At most 1000 end users, each as the body of POST /api/v1/end-users/ ({externalId, preferredCategories?, priceRangeMin?, priceRangeMax?, attributes?}); upserted by externalId. */
-                    users?: {
-                        [key: string]: unknown;
+                        /** @description Free key/value pairs. At most 100 keys and 16 KB as JSON. */
+                        attributes?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The shop's own identifier of the end user, unique per account. */
+                        externalId: string;
+                        preferredCategories?: string[];
+                        priceRangeMax?: number;
+                        priceRangeMin?: number;
                     }[];
                 };
             };
@@ -4666,50 +6491,94 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        jobId: string | number;
+                        jobId: number;
                         message: string;
                         /** @constant */
                         status: "processing";
                         taskId: string;
-                        totalInteractions: string | number;
-                        totalProducts: string | number;
-                        totalUsers: string | number;
+                        totalInteractions: number;
+                        totalProducts: number;
+                        totalUsers: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4718,43 +6587,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4768,7 +6672,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                job_id: string | number;
+                job_id: number;
             };
             cookie?: never;
         };
@@ -4787,6 +6691,8 @@ export interface operations {
                             errorMessage: string;
                             /** @description For an interaction: "{external_user_id}:{external_product_id}". */
                             externalId: string;
+                            /** @description The record's position in its array (products, users or interactions). */
+                            index?: number;
                             /** @description product, user or interaction */
                             recordType: string;
                         }[];
@@ -4799,18 +6705,18 @@ export interface operations {
                         failureReason: string | null;
                         /** Format: date-time */
                         finishedAt: string | null;
-                        jobId: string | number;
-                        processedInteractions: string | number;
-                        processedProducts: string | number;
-                        processedUsers: string | number;
+                        jobId: number;
+                        processedInteractions: number;
+                        processedProducts: number;
+                        processedUsers: number;
                         /** Format: date-time */
                         startedAt: string | null;
                         /** @description processing | completed | completed_with_errors | failed */
                         status: string;
                         taskId: string;
-                        totalInteractions: string | number;
-                        totalProducts: string | number;
-                        totalUsers: string | number;
+                        totalInteractions: number;
+                        totalProducts: number;
+                        totalUsers: number;
                     };
                 };
             };
@@ -4827,6 +6733,8 @@ export interface operations {
                             errorMessage: string;
                             /** @description For an interaction: "{external_user_id}:{external_product_id}". */
                             externalId: string;
+                            /** @description The record's position in its array (products, users or interactions). */
+                            index?: number;
                             /** @description product, user or interaction */
                             recordType: string;
                         }[];
@@ -4839,70 +6747,79 @@ export interface operations {
                         failureReason: string | null;
                         /** Format: date-time */
                         finishedAt: string | null;
-                        jobId: string | number;
-                        processedInteractions: string | number;
-                        processedProducts: string | number;
-                        processedUsers: string | number;
+                        jobId: number;
+                        processedInteractions: number;
+                        processedProducts: number;
+                        processedUsers: number;
                         /** Format: date-time */
                         startedAt: string | null;
                         /** @description processing | completed | completed_with_errors | failed */
                         status: string;
                         taskId: string;
-                        totalInteractions: string | number;
-                        totalProducts: string | number;
-                        totalUsers: string | number;
+                        totalInteractions: number;
+                        totalProducts: number;
+                        totalUsers: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4911,43 +6828,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -4959,8 +6911,8 @@ export interface operations {
     getApiV1Interactions: {
         parameters: {
             query?: {
-                limit?: string | number;
-                skip?: string | number;
+                limit?: number;
+                skip?: number;
             };
             header?: never;
             path?: never;
@@ -4978,52 +6930,58 @@ export interface operations {
                         items: {
                             external_product_id: string;
                             external_user_id: string;
-                            id: string | number;
+                            id: number;
                             interaction_type: string;
                             query?: string;
                             /** Format: date-time */
                             timestamp: string;
                             value: number;
                         }[];
-                        limit: string | number;
-                        skip: string | number;
-                        total: string | number;
+                        limit: number;
+                        skip: number;
+                        total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5032,43 +6990,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5084,6 +7077,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description An interaction. Bulk ingestion takes the same shape in its `interactions` array. */
         requestBody: {
             content: {
                 "application/json": {
@@ -5095,46 +7089,17 @@ export interface operations {
                     interaction_type: string;
                     /** @description The search text of a SEARCH interaction. */
                     query?: string;
+                    /** @description The `recommendationId` of the answer that showed the product: a CLICK, CART or PURCHASE is credited to it. Without one it is credited to the latest answer that showed the product to this end user within 24 hours, if any. */
+                    recommendation_id?: string;
                     /**
                      * Format: date-time
                      * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
                      */
                     timestamp?: string;
-                    /** @description Greater than 0; default 1; the rating for RATING. */
-                    value?: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description A live product of the account; unknown or deleted products are refused. */
-                    external_product_id: string;
-                    /** @description The end user; an unknown id creates that end user. */
-                    external_user_id: string;
-                    /** @description VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH; any letter case (stored upper-case). */
-                    interaction_type: string;
-                    /** @description The search text of a SEARCH interaction. */
-                    query?: string;
                     /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
+                     * @description Greater than 0; default 1; the rating for RATING.
+                     * @default 1
                      */
-                    timestamp?: string;
-                    /** @description Greater than 0; default 1; the rating for RATING. */
-                    value?: number;
-                };
-                "multipart/form-data": {
-                    /** @description A live product of the account; unknown or deleted products are refused. */
-                    external_product_id: string;
-                    /** @description The end user; an unknown id creates that end user. */
-                    external_user_id: string;
-                    /** @description VIEW, CLICK, CART, PURCHASE, RATING, LIKE, DISLIKE, SEARCH; any letter case (stored upper-case). */
-                    interaction_type: string;
-                    /** @description The search text of a SEARCH interaction. */
-                    query?: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
-                     */
-                    timestamp?: string;
-                    /** @description Greater than 0; default 1; the rating for RATING. */
                     value?: number;
                 };
             };
@@ -5149,7 +7114,7 @@ export interface operations {
                     "application/json": {
                         external_product_id: string;
                         external_user_id: string;
-                        id: string | number;
+                        id: number;
                         interaction_type: string;
                         query?: string;
                         /** Format: date-time */
@@ -5158,39 +7123,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5199,43 +7227,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5247,7 +7310,7 @@ export interface operations {
     getApiV1PipelineJobs: {
         parameters: {
             query?: {
-                limit?: string | number;
+                limit?: number;
                 status?: string;
             };
             header?: never;
@@ -5268,14 +7331,14 @@ export interface operations {
                         error: string | null;
                         /** Format: date-time */
                         finishedAt: string | null;
-                        jobId: string | number;
+                        jobId: number;
                         metrics: {
                             coverageAt10: number | null;
                             decision: {
                                 /** @enum {string} */
                                 comparedOn: "first-model" | "same-holdout" | "stored-metrics";
                                 newNdcgAt10: number | null;
-                                previousModelId: (string | number) | null;
+                                previousModelId: number | null;
                                 published: boolean;
                                 /** @description How publishedNdcgAt10 was obtained: "refit-on-same-split" (an extra fit of the published configuration), "identical-configuration" (the new run chose the same configuration, so the figure is the new model's own, equal by construction, and no extra fit ran), "stored-metrics" (fallback), or null for a first model. */
                                 publishedEvaluation: "refit-on-same-split" | "identical-configuration" | "stored-metrics" | null;
@@ -5283,15 +7346,15 @@ export interface operations {
                                 reason: string;
                             } | null;
                             /** @description Users in the hold-out (users with at least 5 interactions). */
-                            evaluatedUsers: string | number;
+                            evaluatedUsers: number;
                             ndcgAt10: number | null;
                             /** @description Why figures are null, e.g. "insufficient data" on a tenant too small to evaluate. */
                             note: string | null;
                             popularityNdcgAt10: number | null;
                             recallAt20: number | null;
                         } | null;
-                        modelId: (string | number) | null;
-                        progress: string | number;
+                        modelId: number | null;
+                        progress: number;
                         /** @description queued, loading, training stages reported by the engine, storing, done. */
                         stage: string;
                         /** Format: date-time */
@@ -5302,39 +7365,45 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5343,43 +7412,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5393,7 +7497,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                job_id: string | number;
+                job_id: number;
             };
             cookie?: never;
         };
@@ -5411,14 +7515,14 @@ export interface operations {
                         error: string | null;
                         /** Format: date-time */
                         finishedAt: string | null;
-                        jobId: string | number;
+                        jobId: number;
                         metrics: {
                             coverageAt10: number | null;
                             decision: {
                                 /** @enum {string} */
                                 comparedOn: "first-model" | "same-holdout" | "stored-metrics";
                                 newNdcgAt10: number | null;
-                                previousModelId: (string | number) | null;
+                                previousModelId: number | null;
                                 published: boolean;
                                 /** @description How publishedNdcgAt10 was obtained: "refit-on-same-split" (an extra fit of the published configuration), "identical-configuration" (the new run chose the same configuration, so the figure is the new model's own, equal by construction, and no extra fit ran), "stored-metrics" (fallback), or null for a first model. */
                                 publishedEvaluation: "refit-on-same-split" | "identical-configuration" | "stored-metrics" | null;
@@ -5426,15 +7530,15 @@ export interface operations {
                                 reason: string;
                             } | null;
                             /** @description Users in the hold-out (users with at least 5 interactions). */
-                            evaluatedUsers: string | number;
+                            evaluatedUsers: number;
                             ndcgAt10: number | null;
                             /** @description Why figures are null, e.g. "insufficient data" on a tenant too small to evaluate. */
                             note: string | null;
                             popularityNdcgAt10: number | null;
                             recallAt20: number | null;
                         } | null;
-                        modelId: (string | number) | null;
-                        progress: string | number;
+                        modelId: number | null;
+                        progress: number;
                         /** @description queued, loading, training stages reported by the engine, storing, done. */
                         stage: string;
                         /** Format: date-time */
@@ -5445,55 +7549,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5502,43 +7615,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5550,8 +7698,8 @@ export interface operations {
     getApiV1PipelineModels: {
         parameters: {
             query?: {
-                limit?: string | number;
-                offset?: string | number;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -5568,9 +7716,9 @@ export interface operations {
                     "application/json": {
                         algorithm: string;
                         counts: {
-                            interactions: string | number;
-                            items: string | number;
-                            users: string | number;
+                            interactions: number;
+                            items: number;
+                            users: number;
                         };
                         /** Format: date-time */
                         createdAt: string;
@@ -5578,55 +7726,61 @@ export interface operations {
                         metrics: {
                             coverageAt10: number | null;
                             /** @description Users in the hold-out (users with at least 5 interactions). */
-                            evaluatedUsers: string | number;
+                            evaluatedUsers: number;
                             ndcgAt10: number | null;
                             /** @description Why figures are null, e.g. "insufficient data" on a tenant too small to evaluate. */
                             note: string | null;
                             popularityNdcgAt10: number | null;
                             recallAt20: number | null;
                         };
-                        modelId: string | number;
+                        modelId: number;
                         params: {
                             [key: string]: unknown;
                         };
                         trainingSeconds: number;
-                        version: string | number;
+                        version: number;
                     }[];
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5635,43 +7789,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5698,9 +7887,9 @@ export interface operations {
                     "application/json": {
                         algorithm: string;
                         counts: {
-                            interactions: string | number;
-                            items: string | number;
-                            users: string | number;
+                            interactions: number;
+                            items: number;
+                            users: number;
                         };
                         /** Format: date-time */
                         createdAt: string;
@@ -5708,80 +7897,134 @@ export interface operations {
                         metrics: {
                             coverageAt10: number | null;
                             /** @description Users in the hold-out (users with at least 5 interactions). */
-                            evaluatedUsers: string | number;
+                            evaluatedUsers: number;
                             ndcgAt10: number | null;
                             /** @description Why figures are null, e.g. "insufficient data" on a tenant too small to evaluate. */
                             note: string | null;
                             popularityNdcgAt10: number | null;
                             recallAt20: number | null;
                         };
-                        modelId: string | number;
+                        modelId: number;
                         params: {
                             [key: string]: unknown;
                         };
                         trainingSeconds: number;
-                        version: string | number;
+                        version: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
+            /** @description NO_MODEL: no training has completed yet */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NO_MODEL";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5798,41 +8041,17 @@ export interface operations {
             cookie?: never;
         };
         /** @description Optional training options; unknown fields are rejected. */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @enum {string} */
                     algorithm?: "auto" | "als" | "ease";
                     /** @description ALS latent factors (k). */
-                    factors?: string | number;
+                    factors?: number;
                     /** @description Recency half-life for interaction weights in days; 0 disables decay. */
                     halfLifeDays?: number;
                     /** @description ALS sweeps. */
-                    iterations?: string | number;
-                    /** @description L2 penalty: the ALS λ (typical 0.01–1), or the EASE λ (typical 50–1000) with algorithm "ease". Setting it turns off the automatic hyper-parameter search. */
-                    regularization?: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @enum {string} */
-                    algorithm?: "auto" | "als" | "ease";
-                    /** @description ALS latent factors (k). */
-                    factors?: string | number;
-                    /** @description Recency half-life for interaction weights in days; 0 disables decay. */
-                    halfLifeDays?: number;
-                    /** @description ALS sweeps. */
-                    iterations?: string | number;
-                    /** @description L2 penalty: the ALS λ (typical 0.01–1), or the EASE λ (typical 50–1000) with algorithm "ease". Setting it turns off the automatic hyper-parameter search. */
-                    regularization?: number;
-                };
-                "multipart/form-data": {
-                    /** @enum {string} */
-                    algorithm?: "auto" | "als" | "ease";
-                    /** @description ALS latent factors (k). */
-                    factors?: string | number;
-                    /** @description Recency half-life for interaction weights in days; 0 disables decay. */
-                    halfLifeDays?: number;
-                    /** @description ALS sweeps. */
-                    iterations?: string | number;
+                    iterations?: number;
                     /** @description L2 penalty: the ALS λ (typical 0.01–1), or the EASE λ (typical 50–1000) with algorithm "ease". Setting it turns off the automatic hyper-parameter search. */
                     regularization?: number;
                 };
@@ -5846,7 +8065,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        jobId: string | number;
+                        jobId: number;
                         message: string;
                         /** @constant */
                         status: "queued";
@@ -5854,39 +8073,83 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5895,43 +8158,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description TRAINING_TOO_FREQUENT: the plan's trainings for today are used up; see Retry-After; RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "TRAINING_TOO_FREQUENT" | "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -5962,21 +8260,21 @@ export interface operations {
                             features: string[];
                             limits: {
                                 /** @description Bulk ingestion requests per day (default 1000) */
-                                bulkPerDay?: string | number;
+                                bulkPerDay?: number;
                                 /** @description Bulk ingestion requests per hour (default 100) */
-                                bulkPerHour?: string | number;
+                                bulkPerHour?: number;
                                 /** @description Bulk ingestion requests per minute (default 10) */
-                                bulkPerMinute?: string | number;
+                                bulkPerMinute?: number;
                                 /** @description End users */
-                                maxEndUsers: string | number;
+                                maxEndUsers: number;
                                 /** @description Products in the catalogue (soft-deleted ones excluded) */
-                                maxProducts: string | number;
+                                maxProducts: number;
                                 /** @description Authenticated API requests per calendar month (UTC) */
-                                monthlyRequests: string | number;
+                                monthlyRequests: number;
                                 /** @description Authenticated API requests per minute */
-                                requestsPerMinute: string | number;
+                                requestsPerMinute: number;
                                 /** @description Training runs per UTC day */
-                                trainingsPerDay: string | number;
+                                trainingsPerDay: number;
                             };
                             name: string;
                             /** @description Price per month; 0 means no subscription is needed */
@@ -5985,16 +8283,40 @@ export interface operations {
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6007,8 +8329,8 @@ export interface operations {
         parameters: {
             query?: {
                 category?: string;
-                limit?: string | number;
-                skip?: string | number;
+                limit?: number;
+                skip?: number;
             };
             header?: never;
             path?: never;
@@ -6039,45 +8361,51 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
-                        limit: string | number;
-                        skip: string | number;
-                        total: string | number;
+                        limit: number;
+                        skip: number;
+                        total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6086,43 +8414,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6142,41 +8505,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    brand?: string;
-                    /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
-                    category: string;
-                    description?: string;
-                    /** @description The shop's own identifier of the product, unique per account. */
-                    externalId: string;
-                    /** @description Defaults to true. */
-                    inStock?: boolean;
-                    name: string;
-                    /** @description Must be greater than 0. */
-                    price: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    brand?: string;
-                    /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
-                    category: string;
-                    description?: string;
-                    /** @description The shop's own identifier of the product, unique per account. */
-                    externalId: string;
-                    /** @description Defaults to true. */
-                    inStock?: boolean;
-                    name: string;
-                    /** @description Must be greater than 0. */
-                    price: number;
-                };
-                "multipart/form-data": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
+                    /** @description Free key/value pairs (colour, size, rating…). At most 100 keys and 16 KB as JSON. */
                     attributes?: {
                         [key: string]: unknown;
                     };
@@ -6219,39 +8548,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6260,43 +8652,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6340,55 +8767,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6397,43 +8833,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6455,37 +8926,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    brand?: string;
-                    /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
-                    category: string;
-                    description?: string;
-                    /** @description Defaults to true. */
-                    inStock?: boolean;
-                    name: string;
-                    /** @description Must be greater than 0. */
-                    price: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
-                    attributes?: {
-                        [key: string]: unknown;
-                    };
-                    brand?: string;
-                    /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
-                    category: string;
-                    description?: string;
-                    /** @description Defaults to true. */
-                    inStock?: boolean;
-                    name: string;
-                    /** @description Must be greater than 0. */
-                    price: number;
-                };
-                "multipart/form-data": {
-                    /** @description Free key/value pairs (colour, size, rating…). */
+                    /** @description Free key/value pairs (colour, size, rating…). At most 100 keys and 16 KB as JSON. */
                     attributes?: {
                         [key: string]: unknown;
                     };
@@ -6526,55 +8967,102 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6583,43 +9071,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6644,60 +9167,66 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    description: unknown;
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6706,43 +9235,315 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    patchApiV1ProductsExternalByExternal_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Partial update: only the fields given change; omitted fields keep their values. `null` clears `description` or `brand`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Replaces the stored attributes as a whole. */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    brand?: string | null;
+                    /** @description Slash-separated path such as "electronics/phones"; listings include sub-categories. */
+                    category?: string;
+                    description?: string | null;
+                    inStock?: boolean;
+                    name?: string;
+                    /** @description Must be greater than 0. */
+                    price?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attributes: {
+                            [key: string]: unknown;
+                        };
+                        brand: string | null;
+                        category: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        description: string | null;
+                        externalId: string;
+                        inStock: boolean;
+                        name: string;
+                        price: number;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6754,8 +9555,8 @@ export interface operations {
     getApiV1RecommendationsCategoryByCategory: {
         parameters: {
             query?: {
-                limit?: string | number;
-                skip?: string | number;
+                limit?: number;
+                skip?: number;
                 sort_by?: "popularity" | "rating" | "price_asc" | "price_desc";
             };
             header?: never;
@@ -6782,61 +9583,56 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
-                        message: string;
-                        /** @description The X-Request-Id of the request, to give to support */
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6845,43 +9641,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -6905,14 +9736,6 @@ export interface operations {
                     external_user_id: string;
                     limit?: number;
                 };
-                "application/x-www-form-urlencoded": {
-                    external_user_id: string;
-                    limit?: number;
-                };
-                "multipart/form-data": {
-                    external_user_id: string;
-                    limit?: number;
-                };
             };
         };
         responses: {
@@ -6932,61 +9755,94 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
-            404: {
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6995,43 +9851,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7043,7 +9934,7 @@ export interface operations {
     postApiV1RecommendationsEcommerceCheckout: {
         parameters: {
             query?: {
-                order_value?: string | number;
+                order_value?: number;
             };
             header?: never;
             path?: never;
@@ -7052,14 +9943,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    external_user_id: string;
-                    limit?: number;
-                };
-                "application/x-www-form-urlencoded": {
-                    external_user_id: string;
-                    limit?: number;
-                };
-                "multipart/form-data": {
                     external_user_id: string;
                     limit?: number;
                 };
@@ -7082,61 +9965,94 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
-            404: {
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7145,43 +10061,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7203,14 +10154,6 @@ export interface operations {
                     external_user_id: string;
                     limit?: number;
                 };
-                "application/x-www-form-urlencoded": {
-                    external_user_id: string;
-                    limit?: number;
-                };
-                "multipart/form-data": {
-                    external_user_id: string;
-                    limit?: number;
-                };
             };
         };
         responses: {
@@ -7230,61 +10173,94 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
-            404: {
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7293,43 +10269,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7353,14 +10364,6 @@ export interface operations {
                     external_user_id: string;
                     limit?: number;
                 };
-                "application/x-www-form-urlencoded": {
-                    external_user_id: string;
-                    limit?: number;
-                };
-                "multipart/form-data": {
-                    external_user_id: string;
-                    limit?: number;
-                };
             };
         };
         responses: {
@@ -7380,61 +10383,113 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7443,43 +10498,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7537,84 +10627,6 @@ export interface operations {
                     /** @enum {string} */
                     strategy?: "hybrid" | "content_based" | "collab" | "popularity";
                 };
-                "application/x-www-form-urlencoded": {
-                    context?: {
-                        /** @enum {string} */
-                        device?: "mobile" | "desktop" | "tablet";
-                        /** @description Accepted; does not affect results yet. */
-                        location?: string;
-                        /** @enum {string} */
-                        page_type?: "home" | "product_detail" | "cart";
-                        /** @description Blends in products similar to this one. */
-                        source_external_product_id?: string;
-                        /** @description Leans popularity towards what sells at that time of day (needs a trained model): night, morning, afternoon or evening, an hour 0–23 or HH:MM in UTC, or an ISO 8601 date-time (its offset is applied). Other values are ignored. */
-                        time_of_day?: string;
-                    };
-                    external_user_id: string;
-                    /** @description Conditions combined with `logic` (default and). */
-                    filters?: {
-                        filters: {
-                            /** @description category (eq matches sub-categories), price, brand, in_stock, rating or attributes.<key> */
-                            field: string;
-                            /** @enum {string} */
-                            op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "in" | "nin" | "contains";
-                            /** @description Type must fit the field: number for price/rating, boolean for in_stock. */
-                            value: unknown;
-                        }[];
-                        /** @enum {string} */
-                        logic?: "and" | "or";
-                    };
-                    include_explanation?: boolean;
-                    /** @default 20 */
-                    limit?: number;
-                    /** @enum {string} */
-                    model_variant?: "standard" | "diverse";
-                    /** @enum {string} */
-                    recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
-                    /** @default 0 */
-                    skip?: number;
-                    /** @enum {string} */
-                    strategy?: "hybrid" | "content_based" | "collab" | "popularity";
-                };
-                "multipart/form-data": {
-                    context?: {
-                        /** @enum {string} */
-                        device?: "mobile" | "desktop" | "tablet";
-                        /** @description Accepted; does not affect results yet. */
-                        location?: string;
-                        /** @enum {string} */
-                        page_type?: "home" | "product_detail" | "cart";
-                        /** @description Blends in products similar to this one. */
-                        source_external_product_id?: string;
-                        /** @description Leans popularity towards what sells at that time of day (needs a trained model): night, morning, afternoon or evening, an hour 0–23 or HH:MM in UTC, or an ISO 8601 date-time (its offset is applied). Other values are ignored. */
-                        time_of_day?: string;
-                    };
-                    external_user_id: string;
-                    /** @description Conditions combined with `logic` (default and). */
-                    filters?: {
-                        filters: {
-                            /** @description category (eq matches sub-categories), price, brand, in_stock, rating or attributes.<key> */
-                            field: string;
-                            /** @enum {string} */
-                            op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "in" | "nin" | "contains";
-                            /** @description Type must fit the field: number for price/rating, boolean for in_stock. */
-                            value: unknown;
-                        }[];
-                        /** @enum {string} */
-                        logic?: "and" | "or";
-                    };
-                    include_explanation?: boolean;
-                    /** @default 20 */
-                    limit?: number;
-                    /** @enum {string} */
-                    model_variant?: "standard" | "diverse";
-                    /** @enum {string} */
-                    recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
-                    /** @default 0 */
-                    skip?: number;
-                    /** @enum {string} */
-                    strategy?: "hybrid" | "content_based" | "collab" | "popularity";
-                };
             };
         };
         responses: {
@@ -7634,45 +10646,94 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7681,43 +10742,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7756,39 +10852,45 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7797,43 +10899,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7846,9 +10983,9 @@ export interface operations {
         parameters: {
             query?: {
                 explanation_level?: "simple" | "detailed";
-                include_explanation?: boolean | string;
-                limit?: string | number;
-                skip?: string | number;
+                include_explanation?: boolean;
+                limit?: number;
+                skip?: number;
             };
             header?: never;
             path: {
@@ -7874,61 +11011,75 @@ export interface operations {
                             source: "personalized" | "collaborative" | "content_based" | "trending" | "popular" | "similar" | "complementary";
                         }[];
                         limit: number;
+                        /**
+                         * Format: uuid
+                         * @description Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items so that online metrics credit this answer.
+                         */
+                        recommendationId: string;
                         skip: number;
                         /** @description Candidates available after filters (counted up to 10000). */
                         total: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs; ORIGIN_NOT_ALLOWED: the publishable key may not be used from this Origin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE" | "ORIGIN_NOT_ALLOWED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not found, or owned by another account (NOT_FOUND) */
+            /** @description NOT_FOUND: no such record in this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7937,43 +11088,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -7999,74 +11185,132 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Demo end users created */
-                        endUsers: string | number;
+                        endUsers: number;
                         /** @description Demo interactions created */
-                        interactions: string | number;
+                        interactions: number;
                         /** @description The training job started on the demo data; null when today's training allowance is used up */
-                        jobId: (string | number) | null;
+                        jobId: number | null;
                         /** @description Demo products created */
-                        products: string | number;
+                        products: number;
+                        /** @description External ids of a few demo end users with the richest histories, for a first `POST /api/v1/recommendations/personalized/query` (`external_user_id`) */
+                        sampleEndUsers: string[];
+                        /** @description External ids of a few of the most interacted-with demo products, for a first similar-products call or a product-page recommendation */
+                        sampleProducts: string[];
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8092,76 +11336,111 @@ export interface operations {
                 content: {
                     "application/json": {
                         deleted: {
-                            endUsers: string | number;
-                            interactions: string | number;
+                            endUsers: number;
+                            interactions: number;
                             /** @description Ingestion and training jobs */
-                            jobs: string | number;
-                            models: string | number;
-                            products: string | number;
+                            jobs: number;
+                            models: number;
+                            products: number;
                         };
                         /** Format: date-time */
                         resetAt: string;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FREE_PLAN_ONLY: only FREE-plan accounts may do this; FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FREE_PLAN_ONLY" | "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8187,12 +11466,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         counts: {
-                            endUsers: string | number;
-                            interactions: string | number;
+                            endUsers: number;
+                            interactions: number;
                             /** @description Ingestion and training jobs */
-                            jobs: string | number;
-                            models: string | number;
-                            products: string | number;
+                            jobs: number;
+                            models: number;
+                            products: number;
                         };
                         plan: string;
                         /** @description True on the FREE plan, whose data may be reset */
@@ -8200,64 +11479,99 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8282,14 +11596,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accountId: string | number;
+                        accountId: number;
                         /** Format: date-time */
                         createdAt: string;
                         email: string;
                         emailVerified: boolean;
                         fullName: string | null;
                         /** @description Whole days left in the grace period (0 when over); null when no grace period applies */
-                        gracePeriodDaysLeft: (string | number) | null;
+                        gracePeriodDaysLeft: number | null;
                         /**
                          * Format: date-time
                          * @description FREE plan with an unverified e-mail: end of the 7-day grace period for API-key calls; else null
@@ -8301,68 +11615,103 @@ export interface operations {
                         plan: string;
                         /** Format: date-time */
                         updatedAt: string;
-                        userId: string | number;
+                        userId: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8391,28 +11740,6 @@ export interface operations {
                     /** @description Needs currentPassword; revokes every access token of the user, this one included */
                     password?: string;
                 };
-                "application/x-www-form-urlencoded": {
-                    currentPassword?: string;
-                    /**
-                     * Format: email
-                     * @description Needs currentPassword; must be verified again
-                     */
-                    email?: string;
-                    fullName?: string | null;
-                    /** @description Needs currentPassword; revokes every access token of the user, this one included */
-                    password?: string;
-                };
-                "multipart/form-data": {
-                    currentPassword?: string;
-                    /**
-                     * Format: email
-                     * @description Needs currentPassword; must be verified again
-                     */
-                    email?: string;
-                    fullName?: string | null;
-                    /** @description Needs currentPassword; revokes every access token of the user, this one included */
-                    password?: string;
-                };
             };
         };
         responses: {
@@ -8423,14 +11750,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accountId: string | number;
+                        accountId: number;
                         /** Format: date-time */
                         createdAt: string;
                         email: string;
                         emailVerified: boolean;
                         fullName: string | null;
                         /** @description Whole days left in the grace period (0 when over); null when no grace period applies */
-                        gracePeriodDaysLeft: (string | number) | null;
+                        gracePeriodDaysLeft: number | null;
                         /**
                          * Format: date-time
                          * @description FREE plan with an unverified e-mail: end of the 7-day grace period for API-key calls; else null
@@ -8442,43 +11769,106 @@ export interface operations {
                         plan: string;
                         /** Format: date-time */
                         updatedAt: string;
-                        userId: string | number;
+                        userId: number;
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_CREDENTIALS: the e-mail or password is wrong; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8487,43 +11877,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8546,68 +11971,101 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    type: unknown;
-                };
+                content?: never;
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8641,49 +12099,55 @@ export interface operations {
                          */
                         date: string;
                         /** @description Products, end users and interactions ingested */
-                        ingestedRecords: string | number;
+                        ingestedRecords: number;
                         /** @description Recommendation responses served */
-                        recommendations: string | number;
+                        recommendations: number;
                         /** @description Authenticated API requests admitted */
-                        requests: string | number;
+                        requests: number;
                         /** @description Training runs started */
-                        trainings: string | number;
+                        trainings: number;
                     }[];
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Validation error */
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8692,43 +12156,78 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            loc: string[];
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
                             msg: string;
                             type: string;
                         }[];
-                        /** @constant */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
                         errorCode: "VALIDATION_ERROR";
-                        message: string;
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8754,24 +12253,24 @@ export interface operations {
                 content: {
                     "application/json": {
                         counts: {
-                            endUsers: string | number;
-                            products: string | number;
+                            endUsers: number;
+                            products: number;
                         };
                         /** @description Limits in force (FREE limits while a paid subscription is lapsed) */
                         limits: {
-                            bulkPerDay: string | number;
-                            bulkPerHour: string | number;
-                            bulkPerMinute: string | number;
+                            bulkPerDay: number;
+                            bulkPerHour: number;
+                            bulkPerMinute: number;
                             /** @description End users */
-                            maxEndUsers: string | number;
+                            maxEndUsers: number;
                             /** @description Products in the catalogue (soft-deleted ones excluded) */
-                            maxProducts: string | number;
+                            maxProducts: number;
                             /** @description Authenticated API requests per calendar month (UTC) */
-                            monthlyRequests: string | number;
+                            monthlyRequests: number;
                             /** @description Authenticated API requests per minute */
-                            requestsPerMinute: string | number;
+                            requestsPerMinute: number;
                             /** @description Training runs per UTC day */
-                            trainingsPerDay: string | number;
+                            trainingsPerDay: number;
                         };
                         month: {
                             /**
@@ -8780,25 +12279,25 @@ export interface operations {
                              */
                             end: string;
                             /** @description Products, end users and interactions ingested */
-                            ingestedRecords: string | number;
+                            ingestedRecords: number;
                             /** @description Recommendation responses served */
-                            recommendations: string | number;
+                            recommendations: number;
                             /** @description Authenticated API requests admitted */
-                            requests: string | number;
+                            requests: number;
                             /**
                              * Format: date-time
                              * @description Start of the current calendar month (UTC)
                              */
                             start: string;
                             /** @description Training runs started */
-                            trainings: string | number;
+                            trainings: number;
                         };
                         plan: string;
                         remaining: {
-                            endUsers: string | number;
-                            monthlyRequests: string | number;
-                            products: string | number;
-                            trainingsToday: string | number;
+                            endUsers: number;
+                            monthlyRequests: number;
+                            products: number;
+                            trainingsToday: number;
                         };
                         /** Format: date-time */
                         subscriptionRenewsAt: string | null;
@@ -8811,75 +12310,110 @@ export interface operations {
                              */
                             date: string;
                             /** @description Products, end users and interactions ingested */
-                            ingestedRecords: string | number;
+                            ingestedRecords: number;
                             /** @description Recommendation responses served */
-                            recommendations: string | number;
+                            recommendations: number;
                             /** @description Authenticated API requests admitted */
-                            requests: string | number;
+                            requests: number;
                             /** @description Training runs started */
-                            trainings: string | number;
+                            trainings: number;
                         };
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -8920,19 +12454,45 @@ export interface operations {
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
+                    };
+                };
+            };
+            /** @description Service liveness, answered from memory; the database state comes from a background probe. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        database: {
+                            /** Format: date-time */
+                            checkedAt: string | null;
+                            /** @enum {string} */
+                            kind: "pglite" | "postgres";
+                            latencyMs: number | null;
+                            /** @enum {string} */
+                            state: "up" | "down" | "unknown";
+                        };
+                        /** @enum {string} */
+                        status: "ok" | "degraded";
+                        uptimeSeconds: number;
+                        version: string;
                     };
                 };
             };
@@ -8954,71 +12514,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        account_id: string | number;
+                        account_id: number;
                         plan: string;
                         /** @constant */
                         status: "ok";
                     };
                 };
             };
-            /** @description Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED) */
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After */
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -9045,42 +12640,78 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description The service's error shape. */
+            /** @description INVALID_TOKEN: the bearer token is missing, malformed or expired */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        errorCode: string;
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_TOKEN";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description The service's error shape. */
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        errorCode: string;
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN";
+                        /** @description What went wrong, in words */
                         message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -9116,16 +12747,19 @@ export interface operations {
                     };
                 };
             };
-            /** @description Internal error; the body carries the requestId */
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @description Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND */
-                        errorCode: string;
-                        /** @description Human-readable description */
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
                         requestId: string;
@@ -9167,13 +12801,16 @@ export type ErrorCode =
   | "INVALID_CREDENTIALS"
   | "INVALID_SIGNATURE"
   | "INVALID_TOKEN"
+  | "METHOD_NOT_ALLOWED"
   | "NOT_FOUND"
   | "NO_MODEL"
   | "ORIGIN_NOT_ALLOWED"
   | "PAYLOAD_TOO_LARGE"
   | "PLAN_LIMIT_EXCEEDED"
   | "RATE_LIMITED"
+  | "SERVICE_UNAVAILABLE"
   | "SUBSCRIPTION_INACTIVE"
   | "TOKEN_REVOKED"
   | "TRAINING_TOO_FREQUENT"
+  | "UNSUPPORTED_MEDIA_TYPE"
   | "VALIDATION_ERROR";
