@@ -100,7 +100,7 @@ interface Watched {
   warnings: string[];
   errors: string[];
   /** Every URL the page asked for, with how it ended. */
-  requests: { url: string; method: string; status: number | "failed" }[];
+  requests: { url: string; method: string; status: number | "failed"; body: string | null }[];
 }
 
 async function openPage(url: string, viewport: { width: number; height: number }, mobile = false) {
@@ -118,10 +118,20 @@ async function openPage(url: string, viewport: { width: number; height: number }
   });
   page.on("requestfinished", async (request) => {
     const response = await request.response();
-    watched.requests.push({ url: request.url(), method: request.method(), status: response?.status() ?? 0 });
+    watched.requests.push({
+      url: request.url(),
+      method: request.method(),
+      status: response?.status() ?? 0,
+      body: request.postData(),
+    });
   });
   page.on("requestfailed", (request) => {
-    watched.requests.push({ url: request.url(), method: request.method(), status: "failed" });
+    watched.requests.push({
+      url: request.url(),
+      method: request.method(),
+      status: "failed",
+      body: request.postData(),
+    });
   });
   await page.goto(url);
   return watched;
@@ -235,13 +245,28 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
     await phone.page.context().close();
   }, 60_000);
 
-  test("a click on a product opens its page at once and records a CLICK for that end user and product", async () => {
+  test("a click on a product opens its page at once, records a CLICK and credits it to the answer that showed it", async () => {
     const { page, requests } = await openPage(`${shop.origin}/`, { width: 1280, height: 800 });
     await page.waitForSelector(".recs-item");
     const productId = await page.$eval(".recs-item", (item) => (item as HTMLElement).dataset.productId!);
+    const recommendationId = await page.$eval(
+      ".recs-widget",
+      (el) => (el as HTMLElement).dataset.recommendationId,
+    );
+    expect(recommendationId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const before = await clicksOf(tenant.user, productId);
     await Promise.all([page.waitForURL(`${shop.origin}/product/${productId}`), page.click(".recs-item a")]);
     expect(await page.textContent("#product")).toBe(productId);
+
+    // The page saw its request cut off by the navigation it did not wait for; keepalive carried it through.
+    const sent = requests.filter((r) => r.method === "POST" && r.url.endsWith("/api/v1/interactions/"));
+    expect(sent.length).toBe(1);
+    expect(JSON.parse(sent[0]!.body!)).toEqual({
+      external_user_id: tenant.user,
+      external_product_id: productId,
+      interaction_type: "CLICK",
+      recommendation_id: recommendationId,
+    });
 
     let clicks = before;
     for (let i = 0; i < 50 && clicks.length === before.length; i++) {
@@ -249,9 +274,21 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
       clicks = await clicksOf(tenant.user, productId);
     }
     expect(clicks.length).toBe(before.length + 1);
-    // The page saw its request cut off by the navigation it did not wait for; keepalive carried it through.
-    const sent = requests.filter((r) => r.method === "POST" && r.url.endsWith("/api/v1/interactions/"));
-    expect(sent.length).toBe(1);
+
+    // Credited to the very answer the carousel showed, at the product's place in it.
+    let credited: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && credited === undefined; i++) {
+      const exported = await service.call("GET", `/api/v1/end-users/external/${tenant.user}/export`, {
+        apiKey: tenant.secretKey,
+      });
+      expect(exported.status).toBe(200);
+      credited = (exported.body.attributions as Record<string, unknown>[]).find(
+        (a) => a.recommendation_id === recommendationId && a.external_product_id === productId,
+      );
+      if (credited === undefined) await Bun.sleep(100);
+    }
+    expect(credited).toMatchObject({ interaction_type: "CLICK", position: 0, revenue: 0 });
+    expect(String(credited?.endpoint)).toContain("homepage");
     await page.context().close();
   }, 60_000);
 
