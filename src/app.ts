@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
+import { corsPlugin } from "./http/cors";
 import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
 import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import type { RouteShape } from "./http/openapi-errors";
@@ -20,6 +21,7 @@ import { recommendationsModule } from "./modules/recommendations";
 import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
+import { widgetModule } from "./modules/widget";
 
 export { OPENAPI_PATH };
 
@@ -40,6 +42,8 @@ export function createApp(deps: AppDeps) {
         onDatabaseUnavailable: () => deps.health.markUnreachable(),
       }),
     )
+    // After the kernel (the request id exists), before every route: preflights never reach authentication.
+    .use(corsPlugin(deps.config.corsOrigins))
     .use(
       openapiDocumentModule(
         {
@@ -71,7 +75,8 @@ export function createApp(deps: AppDeps) {
     .use(usageModule(deps))
     .use(billingModule(deps))
     .use(sandboxModule(deps))
-    .use(recommendationsModule(deps));
+    .use(recommendationsModule(deps))
+    .use(widgetModule(deps));
   built = app;
   return app;
 }

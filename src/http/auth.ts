@@ -19,6 +19,7 @@ export { hostAllowed };
 import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
+import { grantKeyOrigin } from "./cors";
 import { requestIdOf } from "./kernel";
 
 export type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
@@ -213,6 +214,8 @@ async function authenticateKey(
 /** A known key's own limits (a publishable key's scopes and origins), its use noted; the request's actor. */
 function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
+    // Before the checks below, so a refusal to an allowed origin is readable by the page (CORS).
+    grantKeyOrigin(request, (host) => hostAllowed(host, key.allowedDomains));
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
       throw new AppError(
         "INSUFFICIENT_SCOPE",
