@@ -48,7 +48,7 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
   "GET /api/v1/pipeline/status": ["NO_MODEL"],
   "GET /api/v1/pipeline/jobs/:job_id/status": ["NOT_FOUND"],
 
-  "POST /api/v1/auth/register": ["CONFLICT"],
+  "POST /api/v1/auth/register": ["CONFLICT", "RATE_LIMITED"],
   "POST /api/v1/auth/token": ["INVALID_CREDENTIALS", "FORBIDDEN", "RATE_LIMITED"],
   "GET /api/v1/auth/verify-email": ["NOT_FOUND"],
 

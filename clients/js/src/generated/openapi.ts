@@ -3100,6 +3100,27 @@ export interface operations {
                     };
                 };
             };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
             /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
             500: {
                 headers: {
