@@ -4,6 +4,7 @@ import type { AppDeps } from "./deps";
 import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
 import { errorReferences, type RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
+import { analyticsModule } from "./modules/analytics";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
@@ -69,7 +70,8 @@ export function createApp(deps: AppDeps) {
     .use(usageModule(deps))
     .use(billingModule(deps))
     .use(sandboxModule(deps))
-    .use(recommendationsModule(deps));
+    .use(recommendationsModule(deps))
+    .use(analyticsModule(deps));
   routes = () => app.routes as unknown as RouteShape[];
   return app;
 }
