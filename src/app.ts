@@ -9,6 +9,7 @@ import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
 import { endUsersModule } from "./modules/end-users";
+import { experimentsModule } from "./modules/experiments";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
@@ -71,7 +72,8 @@ export function createApp(deps: AppDeps) {
     .use(billingModule(deps))
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps))
-    .use(analyticsModule(deps));
+    .use(analyticsModule(deps))
+    .use(experimentsModule(deps));
   routes = () => app.routes as unknown as RouteShape[];
   return app;
 }
