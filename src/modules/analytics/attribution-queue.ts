@@ -164,8 +164,9 @@ export class AttributionQueue {
     try {
       settled = await this.write(batch);
     } catch (error) {
+      // Nothing of the batch was written (one transaction): it is tried again while young enough.
       this.logger.error("attribution flush failed", { entries: batch.length, error });
-      return;
+      settled = new Set();
     }
     const expiry = this.now() - RETRY_FOR_MS;
     const retry = batch.filter((e, n) => !settled.has(n) && e.queuedAt > expiry);
@@ -245,6 +246,8 @@ export class AttributionQueue {
                  ${ATTRIBUTION_SUMS}
           from written w
           group by 1, 2, 3, 4, 5, 6, 7
+          -- In key order, as the log writer updates them: two writers never wait on each other in a cycle.
+          order by 1, 2, 3, 4, 5, 6, 7
           on conflict on constraint recommendation_daily_metrics_pkey do update set
             clicks = d.clicks + excluded.clicks, carts = d.carts + excluded.carts,
             purchases = d.purchases + excluded.purchases, revenue = d.revenue + excluded.revenue,

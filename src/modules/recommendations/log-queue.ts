@@ -160,6 +160,8 @@ export class RecommendationLogQueue {
                  sum(v.shown)
           from kept v join labels l on l.k = v.k
           group by 1, 2, 3, 4, 5, 6, 7
+          -- In key order, as the attribution writer updates them: two writers never wait on each other in a cycle.
+          order by 1, 2, 3, 4, 5, 6, 7
           on conflict on constraint recommendation_daily_metrics_pkey
           do update set impressions = d.impressions + excluded.impressions`);
       });
