@@ -18,6 +18,7 @@ import { createPaymentProvider } from "./modules/billing/create-provider";
 import { LapseSweeper } from "./modules/billing/lapse-sweeper";
 import type { PaymentProvider } from "./modules/billing/provider";
 import { bridgeErasureNotifications } from "./modules/end-users/events";
+import { RunningExperiments } from "./modules/experiments/running";
 import { HealthMonitor } from "./modules/health/monitor";
 import { ingestionJobKind } from "./modules/ingestion/process";
 import { Readiness } from "./modules/ops/readiness";
@@ -65,6 +66,8 @@ export interface AppDeps {
   readonly recommendations: RecommendationService;
   /** Credits clicks, carts and purchases to the answers that showed them (modules/analytics). */
   readonly attributions: AttributionQueue;
+  /** The running A/B experiments, for assigning requests to arms (modules/experiments). */
+  readonly experiments: RunningExperiments;
 }
 
 export interface Lifecycle {
@@ -127,6 +130,7 @@ export async function createDeps(
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
   const recommendations = new RecommendationService(database, logger, snapshots);
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
+  const experiments = new RunningExperiments(database, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -148,6 +152,7 @@ export async function createDeps(
     snapshots,
     recommendations,
     attributions,
+    experiments,
     async start() {
       // Without an offline queue nothing waits for the connection: open it before the first request.
       // Unreachable at start-up: the limits count in this process until it is (see RedisCircuit).
@@ -160,6 +165,7 @@ export async function createDeps(
       lapseSweeper.start();
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
+      await experiments.start();
       await recommendations.start();
       attributions.start();
       await jobs.start();
@@ -170,6 +176,7 @@ export async function createDeps(
       // Before the recommendation log stops: a last attribution writes the log first.
       await attributions.stop();
       await recommendations.stop();
+      experiments.stop();
       await snapshots.stop();
       await stopErasureBridge?.();
       health.stop();
