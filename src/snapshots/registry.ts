@@ -36,6 +36,8 @@ export interface SnapshotRegistryOptions {
   metrics?: Pick<Metrics, "setSnapshotBytes" | "cacheHit" | "cacheMiss">;
   /** Directory for local copies of artifacts (fast loads after a restart); absent: always read Postgres. */
   artifactDir?: string;
+  /** The process's artifact files (primary on the embedded store); takes precedence over `artifactDir`. */
+  artifacts?: ArtifactCache;
 }
 
 interface Entry {
@@ -63,12 +65,10 @@ export class SnapshotRegistry {
 
   constructor(private readonly options: SnapshotRegistryOptions) {
     this.artifacts =
-      options.artifactDir === undefined ? undefined : new ArtifactCache(options.artifactDir, options.logger);
-  }
-
-  /** Keeps a local copy of an artifact this process just stored, so its own snapshot swap skips Postgres. */
-  async rememberArtifact(accountId: number, modelId: number, bytes: Uint8Array): Promise<void> {
-    await this.artifacts?.write(accountId, modelId, bytes);
+      options.artifacts ??
+      (options.artifactDir === undefined
+        ? undefined
+        : new ArtifactCache(options.artifactDir, options.logger));
   }
 
   async start(): Promise<void> {
@@ -231,10 +231,8 @@ export class SnapshotRegistry {
       checkedAt: Date.now(),
       refreshing: false,
     });
-    // Loading went through the artifact's bytes (hundreds of MB for a large catalogue) that nothing holds
-    // any more, and may have replaced a snapshot: one full collection now returns that memory at once
-    // instead of whenever the heap next grows (tens of ms, once per load).
-    Bun.gc(true);
+    // No forced collection here: the artifact's bytes never reached this thread (a worker decoded them), and
+    // a full collection of a large heap would hold every request for tens to hundreds of ms.
     this.options.logger.info("snapshot loaded", {
       accountId,
       modelId: row.id,
