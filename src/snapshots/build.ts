@@ -10,6 +10,7 @@ import type { models } from "../db/schema";
 import { readArtifact } from "../training/artifact-store";
 import type { ArtifactCache } from "./artifact-cache";
 import { type DecodedArtifact, decodeArtifact } from "./decode-in-worker";
+import { DerivedState } from "./derived-state";
 import { productsWatermark } from "./freshness";
 import type { Snapshot, SnapshotItems, SnapshotUsers } from "./types";
 
@@ -63,6 +64,8 @@ export async function buildSnapshot(
     stringBytes(items.categories) +
     stringBytes(items.brands);
   const userBytes = users.table.indexByExternalId.size * 96;
+  const baseBytes = decoded.modelBytes + itemBytes + userBytes;
+  const derived = new DerivedState();
   const snapshot: Snapshot = {
     accountId: row.accountId,
     modelId: row.id,
@@ -73,7 +76,8 @@ export async function buildSnapshot(
     model: decoded.model,
     items,
     users: users.table,
-    bytes: decoded.modelBytes + itemBytes + userBytes,
+    derived,
+    bytes: () => baseBytes + derived.bytes(),
   };
   return { snapshot, productsWatermark: watermark };
 }

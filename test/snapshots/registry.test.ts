@@ -56,8 +56,8 @@ describe("snapshot registry", () => {
     expect(items.inStock[i]).toBe(1);
     expect(items.deleted[i]).toBe(0);
     expect(snapshot!.model.nItems).toBe(items.count);
-    expect(snapshot!.bytes).toBeGreaterThan(0);
-    expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes });
+    expect(snapshot!.bytes()).toBeGreaterThan(0);
+    expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes() });
   }, 120_000);
 
   test("on the embedded store the artifact is a file under DATA_DIR; the database holds only the model row", async () => {
@@ -133,7 +133,7 @@ describe("snapshot registry", () => {
       maxBytes: 1 << 30,
       artifacts: ctx.deps.artifacts,
     });
-    const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes;
+    const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes();
     const bounded = new SnapshotRegistry({
       database: ctx.deps.database,
       logger: quiet,
