@@ -21,6 +21,8 @@ export interface StallOptions {
   products: number;
   interactions: number;
   log(message: string): void;
+  /** Copy the service's log here (and its slow /health requests beside it) before it stops. */
+  keepLogAs?: string;
 }
 
 export interface StallResult {
@@ -92,6 +94,14 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
     options.log(`snapshot served ${swapSeconds.toFixed(1)} s after the job completed`);
     await Bun.sleep(TAIL_MS);
     const samples = await poller.stop();
+    if (options.keepLogAs !== undefined) {
+      await Bun.write(options.keepLogAs, Bun.file(`${server.dataDir}/server.log`));
+      const slow = samples.filter((x) => x.ms > 100).sort((a, b) => a.at - b.at);
+      await Bun.write(
+        `${options.keepLogAs}.slow`,
+        slow.map((x) => `${new Date(x.at).toISOString()} ${x.ms.toFixed(0)} ms`).join("\n"),
+      );
+    }
     const latencies = samples.filter((s) => s.ok).map((s) => s.ms);
     latencies.sort((a, b) => a - b);
     const at = (q: number) =>
@@ -157,6 +167,8 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
 interface Sample {
   ms: number;
   ok: boolean;
+  /** When the request was sent (epoch ms), to line slow answers up with the service's log. */
+  at: number;
 }
 
 /** Sends GET /health every POLL_MS without waiting for answers; stop() waits for the last ones. */
@@ -165,13 +177,14 @@ function pollHealth(baseUrl: string): { stop(): Promise<Sample[]> } {
   const pending = new Set<Promise<void>>();
   const ask = () => {
     const sent = performance.now();
+    const at = Date.now();
     const request = fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(60_000) })
       .then(async (res) => {
         await res.arrayBuffer();
-        samples.push({ ms: performance.now() - sent, ok: res.ok });
+        samples.push({ ms: performance.now() - sent, ok: res.ok, at });
       })
       .catch(() => {
-        samples.push({ ms: performance.now() - sent, ok: false });
+        samples.push({ ms: performance.now() - sent, ok: false, at });
       })
       .finally(() => pending.delete(request));
     pending.add(request);
@@ -234,7 +247,8 @@ if (import.meta.main) {
     store: process.argv.includes("--postgres") ? "postgres" : "pglite",
     postgresAdminUrl: process.env["BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres",
     products: Number(arg("products", "100000")),
-    interactions: Number(arg("interactions", "300000")),
+    interactions: Number(arg("interactions", "100000")),
+    ...(process.argv.includes("--keep-log") ? { keepLogAs: arg("keep-log", "/tmp/training-stall.log") } : {}),
     log: (m) => process.stderr.write(`  [training-stall ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
   });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

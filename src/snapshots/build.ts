@@ -175,6 +175,9 @@ async function columnsPage<T>(
   const [result] = await database.rows<{ columns: unknown; n: number; last: number | null }>(sql`
     select json_build_object(${columns}) as columns, count(*)::int as n, max(id)::float8 as last
     from (${rows}) p`);
+  // A turn of the event loop after each page: PGlite's statements resolve as promise jobs, so consecutive
+  // pages would otherwise run back to back without a request answered in between.
+  await nextTurn();
   const parsed = typeof result?.columns === "string" ? JSON.parse(result.columns) : result?.columns;
   return { columns: parsed as T, rows: Number(result?.n ?? 0), last: Number(result?.last ?? 0) };
 }

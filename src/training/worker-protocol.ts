@@ -16,6 +16,12 @@ export interface TrainRequest {
   readonly artifact?: ArtifactOrder;
 }
 
+/** Item records sent ahead of a request (in slices); the request then comes with no items of its own. */
+export interface ItemsMessage {
+  readonly type: "items";
+  readonly items: EngineItemMeta[];
+}
+
 export interface ArtifactOrder {
   readonly ids: ArtifactIds;
   /** Where to write the artifact; null: nowhere. */

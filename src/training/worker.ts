@@ -4,21 +4,29 @@
  * copied). Progress is forwarded as it comes; the main thread throttles what reaches the database.
  */
 import { writeFileSync } from "node:fs";
+import type { EngineItemMeta } from "./engine-api";
 import { runEngineTraining } from "./engine-api";
 import { encodeEnvelope } from "./envelope";
-import type { TrainRequest, WorkerMessage } from "./worker-protocol";
+import type { ItemsMessage, TrainRequest, WorkerMessage } from "./worker-protocol";
 
 declare const self: Worker;
 
 const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => self.postMessage(message, transfer);
 
-self.addEventListener("message", (event: MessageEvent<TrainRequest>) => {
+/** Item records received ahead of the request, in order. */
+const items: EngineItemMeta[] = [];
+
+self.addEventListener("message", (event: MessageEvent<TrainRequest | ItemsMessage>) => {
   const request = event.data;
+  if (request.type === "items") {
+    for (const item of request.items) items.push(item);
+    return;
+  }
   if (request.type !== "train") return;
   try {
     const result = runEngineTraining(
       request.events,
-      request.items,
+      request.items.length > 0 ? request.items : items,
       request.options,
       request.published,
       (stage, percent) => post({ type: "progress", stage, percent }),
