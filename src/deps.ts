@@ -30,6 +30,7 @@ import { RecommendationService } from "./modules/recommendations/service";
 import { createLogger, type Logger } from "./shared/logger";
 import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
 import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
+import { ArtifactCache } from "./snapshots/artifact-cache";
 import { SnapshotRegistry } from "./snapshots/registry";
 import { trainingJobKind } from "./training/job-kind";
 
@@ -62,6 +63,8 @@ export interface AppDeps {
   readonly jobs: JobRunner;
   /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
   readonly snapshots: SnapshotRegistry;
+  /** Model artifact files under DATA_DIR: the artifacts on the embedded store, local copies on Postgres. */
+  readonly artifacts: ArtifactCache;
   /** Recommender caches (per-user history, no-model catalogue) and the batched recommendation log. */
   readonly recommendations: RecommendationService;
   /** Credits clicks, carts and purchases to the answers that showed them (modules/analytics). */
@@ -120,14 +123,19 @@ export async function createDeps(
       onApplied: (accountId, records) => usageMeter.record(accountId, { ingestedRecords: records }),
     }),
   );
+  // On the embedded store the files are the artifacts (PGlite runs on this thread: 100 MB written into it
+  // stalled every request for seconds); on Postgres they are local copies of the database's.
+  const artifacts = new ArtifactCache(join(config.dataDir, "artifacts"), logger, {
+    primary: database.kind === "pglite",
+  });
   const snapshots = new SnapshotRegistry({
     database,
     logger,
     maxBytes: config.snapshotCacheMb * 1024 * 1024,
     metrics,
-    artifactDir: join(config.dataDir, "artifacts"),
+    artifacts,
   });
-  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
+  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
   const recommendations = new RecommendationService(database, logger, snapshots);
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
   const experiments = new RunningExperiments(database, logger);
@@ -150,6 +158,7 @@ export async function createDeps(
     payments,
     jobs,
     snapshots,
+    artifacts,
     recommendations,
     attributions,
     experiments,
