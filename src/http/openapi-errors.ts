@@ -21,9 +21,18 @@ const ValidationErrorBody = t.Object(
     message: t.String(),
     errorCode: t.Literal("VALIDATION_ERROR"),
     requestId: t.String(),
-    detail: t.Array(t.Object({ loc: t.Array(t.String()), msg: t.String(), type: t.String() }), {
-      description: "One entry per invalid field",
-    }),
+    detail: t.Array(
+      t.Object({
+        loc: t.Array(t.Union([t.String(), t.Integer()]), {
+          description: 'Where the value was and its name, e.g. ["body", "filters", "filters", 0, "op"]',
+        }),
+        msg: t.String(),
+        type: t.String(),
+      }),
+      {
+        description: "One entry per invalid field",
+      },
+    ),
   },
   { description: "Validation error (unknown fields are rejected too)" },
 );
