@@ -10,7 +10,6 @@ import { ALLOWED_ORIGIN, createKey, registerTenant, type Tenant } from "../helpe
 const API = "/api/v1";
 const deepArrays = (levels: number) => `{"a":${"[".repeat(levels)}${"]".repeat(levels)}}`;
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 function expectError(res: TestResponse<any>, status: number, errorCode: string): void {
   expect(res.status).toBe(status);
   expect(res.body.errorCode).toBe(errorCode);
