@@ -230,6 +230,10 @@ describe("field limits of the contract", () => {
     }
     expect(job.body.status).toBe("completed_with_errors");
     expect(job.body.errors.map((e: { externalId: string }) => e.externalId)).toEqual(["bulk-big"]);
+    // In words, as the route's own 422 says it.
+    expect(job.body.errors[0].errorMessage).toBe(
+      "attributes: must be an object of at most 100 keys and 16 KB as JSON",
+    );
   });
 
   test("a search query over 1,000 characters and an in list over 1,000 values answer 422", async () => {
