@@ -98,6 +98,12 @@ function finishOperation(operation: Json, route: RouteShape): void {
     if (content !== undefined && Object.keys(content).some((key) => !key.includes("/")))
       delete response.content;
   }
+  const redirect = responses["303"];
+  if (redirect !== undefined) {
+    redirect.headers = {
+      Location: { description: "Where the browser goes next", schema: { type: "string" } },
+    };
+  }
   for (const [status, response] of Object.entries(errorResponses(route))) {
     // A status the route declares with a body of its own (the readiness 503) stays the route's.
     const declared = responses[status] as { content?: Record<string, { schema?: Json }> } | undefined;
