@@ -8,6 +8,7 @@
 import { OptionalKind } from "@sinclair/typebox";
 import { ACCOUNT_MANAGEMENT } from "../modules/plans/enforcer";
 import { ERROR_STATUS, type ErrorCode } from "../shared/errors";
+import type { AuthMode } from "./auth";
 
 /** Codes of the contract answered outside the domain error table (by the HTTP layer itself). */
 const HTTP_LAYER_STATUS = { SERVICE_UNAVAILABLE: 503 } as const;
@@ -111,8 +112,6 @@ export interface RouteShape {
   path: string;
   hooks: Record<string, unknown>;
 }
-
-type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
 
 const UNAUTHENTICATED: Record<AuthMode, DocumentedCode[]> = {
   keyOrJwt: ["INVALID_API_KEY", "INVALID_TOKEN", "TOKEN_REVOKED"],
