@@ -55,8 +55,8 @@ export interface AppDeps {
   readonly usageMeter: UsageMeter;
   /** Per-minute, monthly and bulk limits and the lapsed-subscription rule (a tenant guard). */
   readonly planEnforcer: PlanEnforcer;
-  /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts). */
-  readonly payments: PaymentProvider;
+  /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts); undefined: not configured. */
+  readonly payments: PaymentProvider | undefined;
   /** Background jobs (src/jobs/runner.ts): registerJobKind before start, announce(kind) after enqueueing. */
   readonly jobs: JobRunner;
   /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
@@ -97,7 +97,7 @@ export async function createDeps(
   const tenantGuards: TenantGuard[] = [emailGraceGuard()];
   const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
   const identity = createIdentity(config, logger, database, redis);
-  const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:` });
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:`, logger });
   const usageMeter = createUsageMeter({ database, logger, redis, prefix: `${config.redisKeyPrefix}usage:` });
   const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });
   tenantGuards.push(planEnforcer.guard);
@@ -149,6 +149,11 @@ export async function createDeps(
     recommendations,
     attributions,
     async start() {
+      // Without an offline queue nothing waits for the connection: open it before the first request.
+      // Unreachable at start-up: the limits count in this process until it is (see RedisCircuit).
+      await redis
+        ?.connect()
+        .catch((error: unknown) => logger.error("Redis unreachable at start-up", { error }));
       await health.start();
       await identity.start();
       usageMeter.start();

@@ -50,7 +50,6 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
 
   "POST /api/v1/auth/register": ["CONFLICT"],
   "POST /api/v1/auth/token": ["INVALID_CREDENTIALS", "FORBIDDEN", "RATE_LIMITED"],
-  "POST /api/v1/auth/send-verification-email": ["CONFLICT"],
   "GET /api/v1/auth/verify-email": ["NOT_FOUND"],
 
   "GET /api/v1/api-keys/current": ["NOT_FOUND"],
@@ -61,9 +60,9 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
   "PUT /api/v1/accounts/current": ["ADMIN_REQUIRED"],
   "PATCH /api/v1/accounts/current": ["ADMIN_REQUIRED"],
 
-  "POST /api/v1/billing/create-checkout-session": ["CONFLICT"],
-  "POST /api/v1/billing/create-subscription-session": ["CONFLICT"],
-  "POST /api/v1/billing/create-portal-session": ["NOT_FOUND"],
+  "POST /api/v1/billing/create-checkout-session": ["CONFLICT", "BILLING_NOT_CONFIGURED"],
+  "POST /api/v1/billing/create-subscription-session": ["CONFLICT", "BILLING_NOT_CONFIGURED"],
+  "POST /api/v1/billing/create-portal-session": ["BILLING_NOT_CONFIGURED"],
   "POST /api/v1/billing/webhook/:provider": ["INVALID_SIGNATURE", "NOT_FOUND", "CONFLICT"],
   "GET /api/v1/billing/local/checkout/:token": ["NOT_FOUND"],
   "POST /api/v1/billing/local/checkout/:token/confirm": ["NOT_FOUND"],
@@ -103,6 +102,7 @@ const MEANING: Record<DocumentedCode, string> = {
   SERVICE_UNAVAILABLE: "the database cannot be reached; retry after Retry-After",
   METHOD_NOT_ALLOWED: "the path has no such method; the Allow header lists those it has",
   UNSUPPORTED_MEDIA_TYPE: "the body is a form or multipart body; send JSON",
+  BILLING_NOT_CONFIGURED: "no payment provider is configured on this service (PAYMENT_PROVIDER)",
 };
 
 export interface RouteShape {

@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   TRAINING_TOO_FREQUENT: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  BILLING_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -10,7 +10,8 @@ import type { EndUserExport } from "./schemas";
 
 /**
  * Right of access: the end-user record and every interaction, search, recommendation, order and attribution
- * kept about them, read in one repeatable-read transaction so the parts are consistent with each other.
+ * kept about them, read in one repeatable-read transaction so the parts are consistent with each other. Recommendation
+ * logs and attributions still queued in this process are written first: the export holds everything recorded before it.
  */
 export async function exportEndUser({
   ctx,
@@ -18,10 +19,12 @@ export async function exportEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: Pick<AppDeps, "database" | "recommendations" | "attributions">;
   input: { externalId: string };
 }): Promise<EndUserExport> {
   const accountId = ctx.accountId;
+  await deps.recommendations.logs.flush();
+  await deps.attributions.flush();
   return deps.database.db.transaction(
     async (tx) => {
       const [user] = await endUserLookupQuery(tx, accountId, input.externalId);

@@ -25,6 +25,8 @@ export const ingestionQueue = rowQueue({
   requeued: "processing",
   failed: "failed",
   failureColumn: "failure_reason",
+  // The stored request names end users: a job that will never run again keeps no copy of it.
+  clearedOnFailure: ["payload"],
 });
 
 interface IngestionDeps {

@@ -121,6 +121,17 @@ export const ModelMetadata = t.Object({
 });
 export type ModelMetadataType = typeof ModelMetadata.static;
 
+export const PipelineStatus = t.Composite([
+  ModelMetadata,
+  t.Object({
+    published: t.Boolean({
+      description:
+        "Whether this model serves now (false: it did not beat the serving model and was kept back)",
+    }),
+  }),
+]);
+export type PipelineStatusType = typeof PipelineStatus.static;
+
 export const JobIdParams = t.Object({ job_id: t.Integer({ minimum: 1 }) });
 
 export const ModelListQuery = t.Object(

@@ -1,5 +1,6 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
+import { explanationLevelFor } from "./explanations";
 import { compileFilters, needsAttributes } from "./filters";
 import type { UserHistory } from "./history-cache";
 import { cachedPage, PageCache } from "./page-cache";
@@ -55,7 +56,14 @@ function answer(
   const service = deps.recommendations;
   const { table, signals } = view;
   const daypart = daypartOf(input.context?.time_of_day);
-  const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, requestKey(input, daypart));
+  const explanation = input.include_explanation === true ? explanationLevelFor(ctx, "simple") : null;
+  // The level is part of the key: a page explained for a secret key must never reach a publishable one.
+  const key = PageCache.key(
+    ctx.accountId,
+    input.external_user_id,
+    ENDPOINT,
+    `${explanation}|${requestKey(input, daypart)}`,
+  );
   const inputs = { history, view, tuning: service.tuning };
   const page = cachedPage(service.pages, key, inputs, () => {
     const predicate = compileFilters(input.filters, table, attributes);
@@ -86,7 +94,7 @@ function answer(
       maxPrice: null,
       skip,
       limit,
-      explanation: input.include_explanation === true ? "simple" : null,
+      explanation,
       label: sourceLabels(strategy),
       tuning: service.tuning,
       ...(popularity === null ? {} : { popularity }),

@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getApiV1AccountsCurrent"];
         /**
          * Replace the account's settings (platform administrators only)
-         * @description Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED. `name` and `is_active` are required. Bodies accept `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id` (the camelCase names of the response are accepted too). An inactive account's keys and tokens answer 403 FORBIDDEN.
+         * @description Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED. `name` and `is_active` are required. Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`. An inactive account's keys and tokens answer 403 FORBIDDEN.
          */
         put: operations["putApiV1AccountsCurrent"];
         post?: never;
@@ -25,7 +25,7 @@ export interface paths {
         head?: never;
         /**
          * Change some account settings
-         * @description Everyone may change `onboarding_checklist_status`; `name`, `is_active` and `payment_customer_id` need a platform administrator's JWT (else 403 ADMIN_REQUIRED). Bodies accept `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id` (the camelCase names of the response are accepted too).
+         * @description Everyone may change `onboarding_checklist_status`, whose keys are merged into the stored object (PUT replaces it); `name`, `is_active` and `payment_customer_id` need a platform administrator's JWT (else 403 ADMIN_REQUIRED). Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`.
          */
         patch: operations["patchApiV1AccountsCurrent"];
         trace?: never;
@@ -153,7 +153,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up: create an account, its owner user and first secret API key
-         * @description Creates the account, the owner user, a secret API key (`sk_live_…`, returned only here) and an access token in one transaction, then sends a verification e-mail. A second sign-up with the same e-mail (case-insensitive) answers 409 CONFLICT. Passwords need at least 8 characters.
+         * @description Creates the account, the owner user, a secret API key (`sk_live_…`, returned only here) and an access token in one transaction, then sends a verification e-mail. A second sign-up with the same e-mail (case-insensitive) answers 409 CONFLICT. Passwords need at least 8 characters. Sign-ups are limited per client address (SIGNUP_LIMIT_PER_HOUR, default 20): past it, 429 RATE_LIMITED with Retry-After. `isAdmin` is false until the e-mail is verified.
          */
         post: operations["postApiV1AuthRegister"];
         delete?: never;
@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Send a new verification e-mail to the current user
-         * @description Needs the user's JWT. Already verified: 409 CONFLICT. At most one message per minute (429 RATE_LIMITED otherwise). Without SMTP_URL the message is written to DATA_DIR/outbox.
+         * @description Needs the user's JWT. Always answers 202: within a minute of the last message, or when the address is already verified, nothing new is sent (the message says so). Without SMTP_URL the message is written to DATA_DIR/outbox.
          */
         post: operations["postApiV1AuthSend-verification-email"];
         delete?: never;
@@ -193,7 +193,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with e-mail and password; returns a JWT
-         * @description Wrong e-mail or password: 401 INVALID_CREDENTIALS. After 5 failed attempts for one e-mail, or 20 from one client IP, within 15 minutes, answers 429 RATE_LIMITED with Retry-After.
+         * @description Wrong e-mail or password: 401 INVALID_CREDENTIALS. Attempts are counted before the password is checked; within 15 minutes, after 5 for one e-mail from one client address, 20 from one client address, or 50 for one e-mail from all addresses, answers 429 RATE_LIMITED with Retry-After. A successful login does not count. The client address is the connection's, or taken from X-Forwarded-For only as far as TRUST_PROXY allows.
          */
         post: operations["postApiV1AuthToken"];
         delete?: never;
@@ -211,7 +211,7 @@ export interface paths {
         };
         /**
          * Verify an e-mail address with the token from the verification link
-         * @description Tokens are single-use and valid 24 hours. An unknown, expired or already used token answers 404 NOT_FOUND.
+         * @description Tokens are single-use, valid 24 hours and bound to the address they were sent to (an e-mail change voids them). An unknown, expired or already used token answers 404 NOT_FOUND. A client that accepts text/html (a browser opening the link) gets a small HTML page instead of JSON.
          */
         get: operations["getApiV1AuthVerify-email"];
         put?: never;
@@ -233,7 +233,7 @@ export interface paths {
         put?: never;
         /**
          * Open a checkout session (subscribe or change plan)
-         * @description Needs both an API key and the dashboard user's JWT. Answers the provider's checkout URL; the plan changes when the provider reports the payer's authorisation through the webhook. 409 when the account already has an active subscription to that plan; 422 for FREE or an unknown plan.
+         * @description Needs both an API key and the dashboard user's JWT. Answers the provider's checkout URL; the plan changes when the provider reports the payer's authorisation through the webhook. 409 when the account already has an active subscription to that plan; 422 for FREE or an unknown plan, or a `successUrl`/`cancelUrl` that is not an absolute https URL (http only for localhost). 503 BILLING_NOT_CONFIGURED without PAYMENT_PROVIDER; with `local` (test mode) nothing is charged.
          */
         post: operations["postApiV1BillingCreate-checkout-session"];
         delete?: never;
@@ -253,7 +253,7 @@ export interface paths {
         put?: never;
         /**
          * Open a portal session for managing the subscription
-         * @description Needs both an API key and the dashboard user's JWT. 404 when the account has no authorised subscription. Cancelling there lapses the paid plan: API use then answers 403 SUBSCRIPTION_INACTIVE.
+         * @description Needs both an API key and the dashboard user's JWT. Every account gets a portal: with a subscription, the provider's page to manage or cancel it; without one, a page listing the plans. Cancelling moves the account to FREE with FREE's limits. `returnUrl` must be an absolute https URL (http only for localhost), else 422. 503 BILLING_NOT_CONFIGURED without PAYMENT_PROVIDER.
          */
         post: operations["postApiV1BillingCreate-portal-session"];
         delete?: never;
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Open a recurring monthly subscription session
-         * @description Needs both an API key and the dashboard user's JWT. Creates a monthly subscription with the payment provider (MercadoPago preapproval, or the built-in local provider) and answers its checkout URL. The event subscription_preapproval with status authorized activates the plan.
+         * @description Needs both an API key and the dashboard user's JWT. Creates a monthly subscription with the payment provider (MercadoPago preapproval, or the built-in local provider) and answers its checkout URL. The event subscription_preapproval with status authorized activates the plan. Same URL rules and 503 BILLING_NOT_CONFIGURED as the checkout session.
          */
         post: operations["postApiV1BillingCreate-subscription-session"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Payment-provider webhook (no authentication; signed)
-         * @description Header X-Signature: `ts=<unix seconds>,v1=<hex HMAC-SHA256>` over `id:{data.id};ts:{ts};` with PAYMENT_WEBHOOK_SECRET. Bad signatures and signatures older than 5 minutes answer 401 INVALID_SIGNATURE; an event id already processed is acknowledged and ignored. The subscription's state is read back from the provider: authorized activates the plan, cancelled or paused lapses it.
+         * @description Header X-Signature: `ts=<unix seconds>,v1=<hex HMAC-SHA256>` over `id:{data.id};ts:{ts};` with PAYMENT_WEBHOOK_SECRET (for `mercadopago`, MercadoPago's own manifest `id:{data.id};request-id:{x-request-id};ts:{ts};`). Bodies over 64 KB answer 413 PAYLOAD_TOO_LARGE. Bad signatures and signatures older than 5 minutes answer 401 INVALID_SIGNATURE; an event id already processed is acknowledged and ignored. The subscription's state is read back from the provider: authorized activates the plan; cancelled or paused moves the account to FREE.
          */
         post: operations["postApiV1BillingWebhookByProvider"];
         delete?: never;
@@ -610,8 +610,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Metadata of the model that serves now
-         * @description The latest published model (not a running job): algorithm, parameters, counts and hold-out metrics. 404 NO_MODEL before the first successful training.
+         * Metadata of the latest completed training's model
+         * @description The model of the latest completed training (not a running job): algorithm, parameters, counts, hold-out metrics and `published` (false when it did not beat the serving model and was kept back). 404 NO_MODEL before the first completed training.
          */
         get: operations["getApiV1PipelineStatus"];
         put?: never;
@@ -1117,13 +1117,19 @@ export interface operations {
                         accountId: number;
                         /** Format: date-time */
                         createdAt: string;
-                        isActive: boolean;
+                        is_active: boolean;
                         name: string;
-                        onboardingChecklistStatus: {
+                        onboarding_checklist_status: {
                             [key: string]: unknown;
                         };
-                        paymentCustomerId: string | null;
+                        /** @description The payment provider's customer id, once the account has paid */
+                        payment_customer_id: string | null;
                         plan: string;
+                        /**
+                         * Format: date-time
+                         * @description When the current subscription renews (or ends); null without one
+                         */
+                        subscriptionRenewsAt: string | null;
                         /** @description none | pending | active | lapsed */
                         subscriptionStatus: string;
                         /** Format: date-time */
@@ -1243,18 +1249,12 @@ export interface operations {
             content: {
                 "application/json": {
                     is_active?: boolean;
-                    isActive?: boolean;
                     name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
+                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true}; PATCH merges these keys into the stored object */
                     onboarding_checklist_status?: {
                         [key: string]: unknown;
                     };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
                     payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
                 };
             };
         };
@@ -1269,13 +1269,19 @@ export interface operations {
                         accountId: number;
                         /** Format: date-time */
                         createdAt: string;
-                        isActive: boolean;
+                        is_active: boolean;
                         name: string;
-                        onboardingChecklistStatus: {
+                        onboarding_checklist_status: {
                             [key: string]: unknown;
                         };
-                        paymentCustomerId: string | null;
+                        /** @description The payment provider's customer id, once the account has paid */
+                        payment_customer_id: string | null;
                         plan: string;
+                        /**
+                         * Format: date-time
+                         * @description When the current subscription renews (or ends); null without one
+                         */
+                        subscriptionRenewsAt: string | null;
                         /** @description none | pending | active | lapsed */
                         subscriptionStatus: string;
                         /** Format: date-time */
@@ -1459,18 +1465,12 @@ export interface operations {
             content: {
                 "application/json": {
                     is_active?: boolean;
-                    isActive?: boolean;
                     name?: string;
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
+                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true}; PATCH merges these keys into the stored object */
                     onboarding_checklist_status?: {
                         [key: string]: unknown;
                     };
-                    /** @description Free-form onboarding progress, e.g. {"catalogueUploaded": true} */
-                    onboardingChecklistStatus?: {
-                        [key: string]: unknown;
-                    };
                     payment_customer_id?: string | null;
-                    paymentCustomerId?: string | null;
                 };
             };
         };
@@ -1485,13 +1485,19 @@ export interface operations {
                         accountId: number;
                         /** Format: date-time */
                         createdAt: string;
-                        isActive: boolean;
+                        is_active: boolean;
                         name: string;
-                        onboardingChecklistStatus: {
+                        onboarding_checklist_status: {
                             [key: string]: unknown;
                         };
-                        paymentCustomerId: string | null;
+                        /** @description The payment provider's customer id, once the account has paid */
+                        payment_customer_id: string | null;
                         plan: string;
+                        /**
+                         * Format: date-time
+                         * @description When the current subscription renews (or ends); null without one
+                         */
+                        subscriptionRenewsAt: string | null;
                         /** @description none | pending | active | lapsed */
                         subscriptionStatus: string;
                         /** Format: date-time */
@@ -3194,25 +3200,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description CONFLICT: the record already exists or the request contradicts the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Stable code for programs
-                         * @enum {string}
-                         */
-                        errorCode: "CONFLICT";
-                        /** @description What went wrong, in words */
-                        message: string;
-                        /** @description The X-Request-Id of the request, to give to support */
-                        requestId: string;
-                    };
-                };
-            };
             /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
             429: {
                 headers: {
@@ -3799,7 +3786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            /** @description BILLING_NOT_CONFIGURED: no payment provider is configured on this service (PAYMENT_PROVIDER); SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3812,7 +3799,7 @@ export interface operations {
                          * @description Stable code for programs
                          * @enum {string}
                          */
-                        errorCode: "SERVICE_UNAVAILABLE";
+                        errorCode: "BILLING_NOT_CONFIGURED" | "SERVICE_UNAVAILABLE";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -3882,25 +3869,6 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "FORBIDDEN" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
-                        /** @description What went wrong, in words */
-                        message: string;
-                        /** @description The X-Request-Id of the request, to give to support */
-                        requestId: string;
-                    };
-                };
-            };
-            /** @description NOT_FOUND: no such record in this account */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Stable code for programs
-                         * @enum {string}
-                         */
-                        errorCode: "NOT_FOUND";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -4012,7 +3980,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            /** @description BILLING_NOT_CONFIGURED: no payment provider is configured on this service (PAYMENT_PROVIDER); SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4025,7 +3993,7 @@ export interface operations {
                          * @description Stable code for programs
                          * @enum {string}
                          */
-                        errorCode: "SERVICE_UNAVAILABLE";
+                        errorCode: "BILLING_NOT_CONFIGURED" | "SERVICE_UNAVAILABLE";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -4244,7 +4212,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            /** @description BILLING_NOT_CONFIGURED: no payment provider is configured on this service (PAYMENT_PROVIDER); SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4257,7 +4225,7 @@ export interface operations {
                          * @description Stable code for programs
                          * @enum {string}
                          */
-                        errorCode: "SERVICE_UNAVAILABLE";
+                        errorCode: "BILLING_NOT_CONFIGURED" | "SERVICE_UNAVAILABLE";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -7908,6 +7876,8 @@ export interface operations {
                         params: {
                             [key: string]: unknown;
                         };
+                        /** @description Whether this model serves now (false: it did not beat the serving model and was kept back) */
+                        published: boolean;
                         trainingSeconds: number;
                         version: number;
                     };
@@ -12791,6 +12761,7 @@ export interface operations {
 /** Every `errorCode` an error answer can carry (the service's closed error table). */
 export type ErrorCode =
   | "ADMIN_REQUIRED"
+  | "BILLING_NOT_CONFIGURED"
   | "CONFLICT"
   | "EMAIL_NOT_VERIFIED"
   | "FORBIDDEN"
