@@ -12,7 +12,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
-import { callerHost, hostAllowed } from "../modules/api-keys/origins";
+import { callerHost, hostAllowed, secureHost } from "../modules/api-keys/origins";
 import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
@@ -215,7 +215,10 @@ async function authenticateKey(
 function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
     // Before the checks below, so a refusal to an allowed origin is readable by the page (CORS).
-    grantKeyOrigin(request, (host) => hostAllowed(host, key.allowedDomains));
+    grantKeyOrigin(request, (origin) => {
+      const host = secureHost(origin);
+      return host !== undefined && hostAllowed(host, key.allowedDomains);
+    });
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
       throw new AppError(
         "INSUFFICIENT_SCOPE",

@@ -71,15 +71,14 @@ function addVary(set: CorsState["set"]): void {
 }
 
 /**
- * Called by the auth plugin when a publishable key is known: grants the request's Origin when the key's
- * `allowedDomains` admit it (`admits` is the very check that lets the key through). A secret key is never
- * meant for a browser and grants nothing.
+ * Called by the auth plugin when a publishable key is known: grants the request's Origin when `admits` (the
+ * very check that lets the key through from that origin) passes. A secret key is never meant for a browser
+ * and grants nothing.
  */
-export function grantKeyOrigin(request: Request, admits: (host: string) => boolean): void {
+export function grantKeyOrigin(request: Request, admits: (origin: string) => boolean): void {
   const state = (request as WithCors)[CORS];
   if (state === undefined) return;
-  const url = parseOrigin(state.origin);
-  if (url !== undefined && admits(url.hostname.toLowerCase())) grant(state.set, state.origin);
+  if (parseOrigin(state.origin) !== undefined && admits(state.origin)) grant(state.set, state.origin);
 }
 
 /** The CORS plugin; `trustedOrigins` is the config's `corsOrigins` (exact `scheme://host[:port]` values). */

@@ -49,6 +49,19 @@ const homepage = () => `<!doctype html>
 </body>
 </html>`;
 
+/** Every mode of the widget on one page, as a shop's templates would place them. */
+const modesPage = () => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Modes</title>
+<script src="${service.baseUrl}/widget.js" data-key="${tenant.publishableKey}" async></script></head>
+<body>
+  <div data-recs="homepage" data-user="${tenant.user}" data-limit="5"></div>
+  <div data-recs="product-page" data-user="${tenant.user}" data-product="demo-p-0001" data-title="Similar picks"></div>
+  <div data-recs="cart" data-user="${tenant.user}" data-cart="demo-p-0001,demo-p-0002"></div>
+  <div data-recs="checkout" data-user="${tenant.user}" data-order-value="120"></div>
+  <div data-recs="personalized" data-user="${tenant.user}" data-limit="6"></div>
+</body></html>`;
+
 /** A page with the typed client as a module; the test drives it through `window.run`. */
 const clientPage = () =>
   `<!doctype html>
@@ -84,7 +97,10 @@ beforeAll(async () => {
   service = await startService();
   tenant = await trainedTenant(service);
   const client = await buildClient(join(makeTempDir("rs-browser-client-"), "dist"));
-  shop = startShop({ "/": homepage, "/client": clientPage }, { "/recs-client.js": client });
+  shop = startShop(
+    { "/": homepage, "/modes": modesPage, "/client": clientPage },
+    { "/recs-client.js": client },
+  );
   await giveShopPages(service, tenant, shop.origin);
   browser = await launchChromium();
 }, 300_000);
@@ -289,6 +305,34 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
     }
     expect(credited).toMatchObject({ interaction_type: "CLICK", position: 0, revenue: 0 });
     expect(String(credited?.endpoint)).toContain("homepage");
+    await page.context().close();
+  }, 60_000);
+
+  test("renders every mode (homepage, product-page, cart, checkout, personalized) with its own title and limit", async () => {
+    const { page, warnings } = await openPage(`${shop.origin}/modes`, { width: 1280, height: 800 });
+    await page.waitForFunction(() => document.querySelectorAll(".recs-widget").length === 5, undefined, {
+      timeout: 20_000,
+    });
+    const shown = await page.$$eval("[data-recs]", (elements) =>
+      elements.map((el) => ({
+        mode: (el as HTMLElement).dataset.recs,
+        className: el.querySelector(".recs-widget")?.className,
+        title: el.querySelector(".recs-title")?.textContent,
+        items: el.querySelectorAll(".recs-item").length,
+        products: [...el.querySelectorAll<HTMLElement>(".recs-item")].map((item) => item.dataset.productId),
+      })),
+    );
+    for (const widget of shown) {
+      expect(widget.className).toBe(`recs-widget recs-widget--${widget.mode}`);
+      expect(widget.items).toBeGreaterThan(0);
+    }
+    expect(shown[0]!.items).toBe(5);
+    expect(shown[1]!.title).toBe("Similar picks");
+    expect(shown[1]!.products).not.toContain("demo-p-0001");
+    expect(shown[2]!.products).not.toContain("demo-p-0002");
+    expect(shown[4]!.items).toBe(6);
+    expect(warnings).toEqual([]);
+    await page.screenshot({ path: screenshotPath("widget-modes"), fullPage: true });
     await page.context().close();
   }, 60_000);
 

@@ -220,10 +220,13 @@ describe("CORS never grants a foreign origin", () => {
   });
 
   test("a publishable key called from a foreign origin is refused 403 without a grant", async () => {
+    // Plain http for the key's own host too: a page an intermediary could rewrite is no allowed origin.
+    const plainHttp = ALLOWED_ORIGIN.replace("https:", "http:");
     for (const origin of [
       FOREIGN_ORIGIN,
       "https://shop.example.com.evil.io",
       "http://evilshop.example.com",
+      plainHttp,
     ]) {
       const res = await ctx.request("POST", QUERY, {
         apiKey: publishable,
