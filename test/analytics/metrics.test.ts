@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import type { Tenant } from "../helpers/tenant";
@@ -143,6 +144,23 @@ describe("GET /api/v1/analytics/recommendations", () => {
     const erased = await ctx.request("DELETE", "/api/v1/end-users/external/goes", { apiKey: tenant.apiKey });
     expect(erased.status).toBe(200);
     expect(await report(ctx, tenant)).toEqual(before);
+  });
+
+  test("a sandbox reset empties the account's metrics, its anonymous answers and attributions", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(10));
+    await interact(ctx, tenant, "u1", "p1");
+    const [answer] = await browse(ctx, tenant, "u1", 1, 3);
+    await interact(ctx, tenant, "u1", answer!.items[0]!.externalId, "CLICK");
+    await ctx.request("GET", "/api/v1/recommendations/category/electronics", { apiKey: tenant.apiKey });
+    expect((await report(ctx, tenant)).groups.length).toBeGreaterThan(0);
+    const reset = await ctx.request("POST", "/api/v1/sandbox/reset", { token: tenant.token });
+    expect(reset.status).toBe(200);
+    expect((await report(ctx, tenant)).groups).toEqual([]);
+    const left = await ctx.deps.database.rows(sql`
+      select 1 from recommendation_logs where account_id = ${tenant.accountId}
+      union all select 1 from recommendation_attributions where account_id = ${tenant.accountId}`);
+    expect(left).toEqual([]);
   });
 
   test("a bad day, a reversed or too long range, or an unknown grouping is a 422", async () => {

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Estimate, GroupMetrics } from "../analytics/schemas";
+import { GroupMetrics } from "../analytics/schemas";
 import { ModelVariant, RecommendationGoal, Strategy } from "../recommendations/schemas";
 
 /** Endpoints an experiment can run on: the overrides act on the personalised query's parameters. */
@@ -135,5 +135,3 @@ export const ExperimentResults = t.Object({
   impressionsNeeded: t.Integer(),
 });
 export type ExperimentResults = typeof ExperimentResults.static;
-
-export { Estimate };

@@ -50,7 +50,7 @@ export interface Comparison {
 
 const DEFAULTS = { alpha: 0.05, minimumEffect: 0.1, power: 0.8, minimumImpressions: 100 };
 
-/** Standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9 after one refinement is not needed here). */
+/** Standard normal quantile (Acklam's rational approximation; relative error below 1.2e-9). */
 export function normalQuantile(p: number): number {
   if (p <= 0 || p >= 1) throw new RangeError("normalQuantile needs 0 < p < 1");
   const a = [
