@@ -52,6 +52,8 @@ async function main(): Promise<number> {
       repoRoot,
       datasetsDir: args.datasetsDir,
       postgresAdminUrl: args.postgresAdminUrl,
+      postgres: args.postgres,
+      split: args.split,
       log: (message) =>
         process.stderr.write(
           `  [${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`,

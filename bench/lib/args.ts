@@ -7,6 +7,10 @@ export interface BenchArgs {
   datasetsDir: string;
   resultsDir: string;
   postgresAdminUrl: string;
+  /** Parts that run the service on one store run it on Postgres instead of the embedded one. */
+  postgres: boolean;
+  /** How the quality part holds out test interactions: per-user random draw, or a hash of (user, item). */
+  split: "random" | "hash";
   help: boolean;
 }
 
@@ -17,6 +21,8 @@ Parts: ${PART_NAMES.join(", ")} (default: all, in that order)
   --smoke           a tiny size that finishes in seconds (used by test/bench)
   --datasets <dir>  real data sets (default ../shared/datasets from the repo root, or BENCH_DATASETS_DIR)
   --out <dir>       where the JSON result goes (default bench/results)
+  --postgres        quality: run the service on a throw-away Postgres database instead of the embedded store
+  --split <kind>    quality: "random" per-user hold-out (default) or "hash" of (user, item), order-independent
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres) is the server on which
 the bench creates and drops its throw-away databases.`;
 
@@ -26,6 +32,8 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
   let datasetsDir = env["BENCH_DATASETS_DIR"] || join(repoRoot, "..", "shared", "datasets");
   let resultsDir = join(repoRoot, "bench", "results");
   let help = false;
+  let postgres = false;
+  let split: "random" | "hash" = "random";
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(process.cwd(), p));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -39,7 +47,12 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     else if (arg === "--datasets") datasetsDir = abs(value());
     else if (arg.startsWith("--datasets=")) datasetsDir = abs(arg.slice("--datasets=".length));
     else if (arg === "--out") resultsDir = abs(value());
-    else if (arg === "--help" || arg === "-h") help = true;
+    else if (arg === "--postgres") postgres = true;
+    else if (arg === "--split") {
+      const kind = value();
+      if (kind !== "random" && kind !== "hash") throw new Error(`--split takes random or hash\n\n${USAGE}`);
+      split = kind;
+    } else if (arg === "--help" || arg === "-h") help = true;
     else if ((PART_NAMES as readonly string[]).includes(arg)) {
       if (!parts.includes(arg as PartName)) parts.push(arg as PartName);
     } else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
@@ -50,6 +63,8 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     datasetsDir,
     resultsDir,
     postgresAdminUrl: env["BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres",
+    postgres,
+    split,
     help,
   };
 }

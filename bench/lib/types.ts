@@ -69,6 +69,10 @@ export interface BenchContext {
   datasetsDir: string;
   /** Server URL for creating and dropping throw-away databases. */
   postgresAdminUrl: string;
+  /** `--postgres`: run the service on Postgres instead of the embedded store (parts that support it). */
+  postgres: boolean;
+  /** `--split`: the quality part's hold-out. */
+  split: "random" | "hash";
   log(message: string): void;
 }
 
