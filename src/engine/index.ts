@@ -61,7 +61,7 @@ export {
   type PopularityModel,
   type PopularityOptions,
 } from "./popularity";
-export { scoreForUser } from "./scoring";
+export { scoreForUser } from "./ranking/personal";
 export {
   deserializeModel,
   modelArrayBytes,

@@ -3,8 +3,9 @@ import { evaluateRanking, heldOutSets, holdoutSplit, type RankingMetrics } from 
 import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";
 import { foldInUser, scoreFactors } from "./fold-in";
 import type { BlendWeights } from "./model";
+import { blendInto, tunedWeights } from "./ranking/blend";
+import { type PersonalComponent, personalComponent } from "./ranking/personal";
 import { createRng } from "./rng";
-import { type Component, componentScores } from "./scoring";
 import type { Csr } from "./sparse";
 import type { History, Interactions, ItemMeta } from "./types";
 import { buildWeightedMatrix, selectEvents } from "./weighting";
@@ -126,63 +127,43 @@ export function searchConfig(
       onProgress?.((0.5 * (i + 1)) / o.alsGrid.length);
     }
   }
-  // 2. Blend weights by coordinate ascent over cached, max-scaled component scores.
+  // 2. Blend weights by coordinate ascent, each candidate blend scored as the ranker serves it (the
+  // components scaled over the answerable items, see ranking/blend.ts), from cached component scores.
   const model = fitModel(valEvents, items, config, {
-    needAls: useEase,
+    needAls: false,
     withCooccurrence: false,
     ease: bestEase,
   }).model;
-  const comps: Component[] = [
-    "cf",
-    ...(useEase ? (["als"] as const) : []),
-    ...(model.content ? (["content"] as const) : []),
-    "popularity",
-  ];
+  const comps: PersonalComponent[] = ["collab", ...(model.content ? (["content"] as const) : []), "trend"];
   const maxUsers = Math.max(10, Math.floor(o.maxCachedFloats / (comps.length * matrix.nCols)));
   if (users.length > maxUsers) users = users.slice(0, maxUsers);
-  const cache = new Map<number, Float32Array[]>();
+  const cache = new Map<number, Partial<Record<PersonalComponent, Float32Array>>>();
   for (const u of users) {
     const h = userHistory(matrix, u);
-    cache.set(
-      u,
-      comps.map((c) => {
-        const v = new Float32Array(matrix.nCols);
-        componentScores(model, h, c, v);
-        let m = 0;
-        for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i]!));
-        if (m > 0) for (let i = 0; i < v.length; i++) v[i]! /= m;
-        return v;
-      }),
-    );
+    const parts: Partial<Record<PersonalComponent, Float32Array>> = {};
+    for (const c of comps) {
+      const v = new Float32Array(matrix.nCols);
+      if (personalComponent(model, h, c, v)) parts[c] = v;
+    }
+    cache.set(u, parts);
   }
   const blendScore = (bw: BlendWeights): number => {
-    const wts = comps.map((c) => bw[c]);
-    return (
-      evalUsers((u, out) => {
-        const parts = cache.get(u)!;
-        out.fill(0);
-        for (let c = 0; c < parts.length; c++) {
-          const w = wts[c]!;
-          if (w === 0) continue;
-          const p = parts[c]!;
-          for (let i = 0; i < out.length; i++) out[i]! += w * p[i]!;
-        }
-      }).ndcgAt10 ?? 0
-    );
+    const weights = tunedWeights(bw);
+    return evalUsers((u, out) => blendInto(out, weights, cache.get(u)!)).ndcgAt10 ?? 0;
   };
   let blend: BlendWeights = { cf: 1, als: 0, content: 0, popularity: 0 };
   let blendBest = blendScore(blend);
-  const grid: Record<Component, number[]> = {
-    cf: [1],
-    als: [0, 0.1, 0.2, 0.4, 0.8],
-    content: [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3],
-    popularity: [0, 0.02, 0.05, 0.1, 0.2, 0.4],
+  const grid: Record<PersonalComponent, [keyof BlendWeights, number[]]> = {
+    collab: ["cf", [1]],
+    content: ["content", [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3]],
+    trend: ["popularity", [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8]],
   };
   for (let round = 0; round < 2; round++) {
     for (const c of comps) {
-      for (const v of grid[c]) {
-        if (v === blend[c]) continue;
-        const candidate = { ...blend, [c]: v };
+      const [key, values] = grid[c];
+      for (const v of values) {
+        if (v === blend[key]) continue;
+        const candidate = { ...blend, [key]: v };
         const s = blendScore(candidate);
         if (s > blendBest + 1e-6) {
           blendBest = s;

@@ -9,7 +9,7 @@ import {
   searchAnn,
 } from "./hnsw";
 import type { Model } from "./model";
-import { scoreForUser } from "./scoring";
+import { scoreForUser } from "./ranking/personal";
 import { topK } from "./topk";
 import type { History } from "./types";
 

@@ -5,8 +5,8 @@ import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from 
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
 import type { BlendWeights, Model } from "./model";
 import type { PopularityOptions } from "./popularity";
+import { scoreForUser } from "./ranking/personal";
 import { createRng } from "./rng";
-import { scoreForUser } from "./scoring";
 import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
 import type { Interactions, ItemMeta, ProgressFn } from "./types";
 import { buildWeightedMatrix, DEFAULT_WEIGHTS, selectEvents, type WeightConfig } from "./weighting";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { scoreForUser } from "../../src/engine/scoring";
+import { scoreForUser } from "../../src/engine/ranking/personal";
 import { deserializeModel, serializeModel } from "../../src/engine/serialize";
 import { annIndexes, detachFromArtifact, recommendForUser } from "../../src/engine/serving";
 import { trainModel } from "../../src/engine/train";
