@@ -1,5 +1,11 @@
-import { easeScores } from "./ease";
-import { evaluateRanking, heldOutSets, holdoutSplit, type RankingMetrics } from "./evaluate";
+import { type EaseModel, easeScores } from "./ease";
+import {
+  evaluateRanking,
+  type HoldoutSplit,
+  heldOutSets,
+  holdoutSplit,
+  type RankingMetrics,
+} from "./evaluate";
 import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";
 import { foldInUser, scoreFactors } from "./fold-in";
 import type { BlendWeights } from "./model";
@@ -25,6 +31,11 @@ export interface SearchOptions {
   lambdaCostBudget: number;
   /** Cap on cached component floats (users × components × items) during the blend search. */
   maxCachedFloats: number;
+  /**
+   * The split to choose on (training's own hold-out, so the choice is made on as much data as the measured
+   * model is fit on); absent: a split of `trainEvents` drawn here.
+   */
+  split?: HoldoutSplit;
 }
 
 export interface SearchTrial {
@@ -34,6 +45,8 @@ export interface SearchTrial {
 
 export interface SearchResult {
   config: FitConfig;
+  /** The chosen EASE fit on the split's training part (reusable by a caller measuring on that split). */
+  ease: EaseModel | null;
   trials: SearchTrial[];
   validationUsers: number;
 }
@@ -74,12 +87,12 @@ export function searchConfig(
   o: SearchOptions,
   onProgress?: (fraction: number) => void,
 ): SearchResult {
-  const split = holdoutSplit(trainEvents, { seed: o.seed + 1 });
+  const split = o.split ?? holdoutSplit(trainEvents, { seed: o.seed + 1 });
   const valEvents = selectEvents(trainEvents, split.trainIdx);
   const matrix = buildWeightedMatrix(valEvents, base.weights);
   const held = heldOutSets(trainEvents, split, matrix);
   const trials: SearchTrial[] = [];
-  if (held.size < 10) return { config: base, trials, validationUsers: held.size };
+  if (held.size < 10) return { config: base, ease: null, trials, validationUsers: held.size };
   const useEase = easeFits(matrix, base, o.maxEaseMinSupport);
   let users = sampleUsers(held, o.maxUsers, o.seed + 2);
   const evalUsers = (scorer: (u: number, out: Float32Array) => void): RankingMetrics =>
@@ -87,7 +100,7 @@ export function searchConfig(
   let config: FitConfig = { ...base, ease: useEase ? base.ease : null };
   // 1. Primary collaborative model alone.
   let best = -1;
-  let bestEase = null;
+  let bestEase: EaseModel | null = null;
   if (useEase && base.ease) {
     const m = chooseMinSupport(matrix, base.ease.targetItems, base.ease.minSupport).items;
     const tries = Math.max(1, Math.min(o.lambdas.length, Math.floor(o.lambdaCostBudget / m ** 3)));
@@ -174,5 +187,5 @@ export function searchConfig(
     onProgress?.(0.75 + (0.25 * (round + 1)) / 2);
   }
   trials.push({ what: `blend ${JSON.stringify(blend)}`, ndcgAt10: blendBest });
-  return { config: { ...config, blend }, trials, validationUsers: users.length };
+  return { config: { ...config, blend }, ease: bestEase, trials, validationUsers: users.length };
 }
