@@ -27,6 +27,8 @@ export interface ComponentScores {
   anchors: Partial<Record<"similar" | "complementary", Int32Array>>;
 }
 
+const DAY_MS = 86_400_000;
+
 export interface TypedHistory extends DenseHistory {
   /** The interaction type that weighs most per entry, aligned with `items`. */
   types: string[];
@@ -46,10 +48,17 @@ export function denseHistory(
   const weights: number[] = [];
   const types: string[] = [];
   const strongest: number[] = [];
+  // Training decays each event by its age from the newest one; measured from the user's newest event
+  // instead, every weight of the user differs by one common factor, which no ranking signal sees.
+  const halfLife = config.halfLifeDays;
+  const perMs =
+    typeof halfLife === "number" && halfLife > 0 && Number.isFinite(halfLife) ? 1 / (halfLife * DAY_MS) : 0;
+  const newest = history.events[0]?.occurredAt ?? 0;
   for (const event of history.events) {
     const index = table.indexOf.get(event.externalProductId);
     if (index === undefined) continue;
-    const w = interactionWeight(event.type, event.value, config);
+    let w = interactionWeight(event.type, event.value, config);
+    if (perMs > 0) w *= 2 ** (-(newest - event.occurredAt) * perMs);
     const at = position.get(index);
     if (at === undefined) {
       position.set(index, items.length);
