@@ -36,7 +36,8 @@ export interface TypedHistory extends DenseHistory {
 
 /**
  * The history as the model reads it: one entry per distinct product (newest first), its weight the sum of
- * its interactions' weights by the table training weighs its matrix with, as a training row is.
+ * its interactions' weights by the table training weighs its matrix with, as a training row is; products
+ * of older interactions follow.
  */
 export function denseHistory(
   table: ItemTable,
@@ -72,6 +73,21 @@ export function denseHistory(
         strongest[at] = Math.abs(w);
         types[at] = event.type;
       }
+    }
+  }
+  // Products interacted with before the latest events still say what the user likes (a training row holds
+  // them all): they join at the weight of the weakest positive entry, as the oldest evidence there is.
+  if (history.interacted.length > position.size) {
+    let floor = Number.POSITIVE_INFINITY;
+    for (const w of weights) if (w > 0 && w < floor) floor = w;
+    if (!Number.isFinite(floor)) floor = interactionWeight("VIEW", 1, config);
+    for (const id of history.interacted) {
+      const index = table.indexOf.get(id);
+      if (index === undefined || position.has(index)) continue;
+      position.set(index, items.length);
+      items.push(index);
+      weights.push(floor);
+      types.push("VIEW");
     }
   }
   return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
