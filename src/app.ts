@@ -7,6 +7,7 @@ import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
+import { dashboardModule } from "./modules/dashboard";
 import { endUsersModule } from "./modules/end-users";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
@@ -69,7 +70,8 @@ export function createApp(deps: AppDeps) {
     .use(usageModule(deps))
     .use(billingModule(deps))
     .use(sandboxModule(deps))
-    .use(recommendationsModule(deps));
+    .use(recommendationsModule(deps))
+    .use(dashboardModule());
   routes = () => app.routes as unknown as RouteShape[];
   return app;
 }
