@@ -3,11 +3,14 @@
  * SQL migrations (text imports), PGlite's wasm and data files (file imports in src/db/pglite-assets.ts),
  * the hnswlib-node addon (required by path in src/shared/hnswlib.ts) and the C kernels' source, which is
  * compiled with the machine's `cc` on first use when one exists (the TypeScript kernels run otherwise),
- * and the training worker (src/worker.ts).
+ * the training worker (src/worker.ts) and the operator's dashboard (src/web/dashboard, bundled by Bun.build
+ * and embedded as one gzipped file that src/modules/dashboard/assets.ts reads back).
  * Usage: bun run build [--outfile path] [--target bun-linux-x64|bun-linux-arm64|…]
  */
-import { mkdirSync, statSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import { bundleDashboard, EMBEDDED_BUNDLE_PREFIX, gzippedSize } from "../src/web/dashboard/bundle";
 
 const root = resolve(import.meta.dir, "..");
 const args = process.argv.slice(2);
@@ -22,8 +25,32 @@ if (target !== undefined && !/^bun-(linux|darwin|windows)-(x64|arm64)/.test(targ
   process.exit(2);
 }
 
+/** The dashboard's gzipped script and stylesheet may not exceed this (the issue's budget). */
+const DASHBOARD_BUDGET_BYTES = 300 * 1024;
+
+/**
+ * Bundles the dashboard and writes it as one gzipped JSON file, to be passed to `bun build --compile` as an
+ * extra entry: a file that is not code is embedded as it is, and the service finds it among
+ * `Bun.embeddedFiles` by its name. It is written under src/ because the entries' common directory is the
+ * executable's root, where the main bundle looks for the worker. Answers the path (removed after the build).
+ */
+async function bundleDashboardForEmbedding(): Promise<string> {
+  const files = await bundleDashboard();
+  const size = gzippedSize(files);
+  const kilobytes = (size / 1024).toFixed(1);
+  console.log(`dashboard bundle: ${kilobytes} KB gzipped (script and stylesheet; budget 300 KB)`);
+  if (size > DASHBOARD_BUDGET_BYTES) {
+    console.error(`the dashboard bundle is over its budget: ${kilobytes} KB > 300 KB gzipped`);
+    process.exit(1);
+  }
+  const path = resolve(root, "src/web/dashboard", `${EMBEDDED_BUNDLE_PREFIX}-${process.pid}.gz`);
+  writeFileSync(path, gzipSync(JSON.stringify(files)));
+  return path;
+}
+
 mkdirSync(dirname(outfile), { recursive: true });
 const started = performance.now();
+const dashboardBundle = await bundleDashboardForEmbedding();
 const command = [
   process.execPath,
   "build",
@@ -38,8 +65,10 @@ const command = [
   resolve(root, "src/main.ts"),
   // The training worker: a second entry point, embedded where the main bundle's worker URL points.
   resolve(root, "src/worker.ts"),
+  dashboardBundle,
 ];
 const build = Bun.spawnSync(command, { cwd: root, stdout: "inherit", stderr: "inherit" });
+rmSync(dashboardBundle, { force: true });
 if (build.exitCode !== 0) {
   console.error(`bun build --compile failed (exit ${build.exitCode})`);
   process.exit(build.exitCode ?? 1);
