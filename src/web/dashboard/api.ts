@@ -184,11 +184,17 @@ export const api = {
 
   account: async (): Promise<Account> =>
     toAccount(await call<Record<string, unknown>>("GET", "/accounts/current")),
-  /** Merges the given keys into the stored checklist. */
-  updateChecklist: async (status: Record<string, unknown>): Promise<Account> =>
+  /**
+   * Sets the given checklist steps, keeping the others: the whole checklist is sent (`current` merged with
+   * `changes`), which is the same whether the service merges the object or replaces it.
+   */
+  updateChecklist: async (
+    current: Record<string, unknown>,
+    changes: Record<string, unknown>,
+  ): Promise<Account> =>
     toAccount(
       await call<Static<typeof AccountResponse>>("PATCH", "/accounts/current", {
-        body: { onboarding_checklist_status: status },
+        body: { onboarding_checklist_status: { ...current, ...changes } },
       }),
     ),
 

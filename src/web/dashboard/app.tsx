@@ -98,7 +98,7 @@ function SignedIn({ onSignOut }: { onSignOut: () => void }) {
             ))}
           </ul>
         </nav>
-        <span class="muted">
+        <span class="muted who">
           {user.email} · {account.plan}
         </span>
         <button type="button" class="secondary" onClick={() => logOut.run()} disabled={logOut.busy}>
