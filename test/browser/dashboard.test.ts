@@ -40,13 +40,16 @@ const email = "owner@dashboard.example.com";
 const password = "dashboard-pass-123";
 
 let server: ServerProcess;
+/** What the browser opens: `localhost`, the service's PUBLIC_BASE_URL, so its links (e-mail, checkout) work. */
+let origin: string;
+let firstKey = "";
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 /** What went wrong in the browser since the last `expectCleanPage`. */
 let problems: string[] = [];
 
-const url = (path: string): string => `${server.baseUrl}${path}`;
+const url = (path: string): string => `${origin}${path}`;
 
 /** Asserts the page logged no console error and no request failed, then photographs it at both widths. */
 async function checkPage(name: string): Promise<void> {
@@ -96,8 +99,21 @@ beforeAll(async () => {
   plans.FREE!.limits.requestsPerMinute = 1000;
   const plansFile = join(dataDir, "plans.json");
   writeFileSync(plansFile, JSON.stringify(plans));
+  // A free port chosen now, so that PUBLIC_BASE_URL (the links in e-mails and checkout pages) can name it.
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port;
+  probe.stop(true);
+  origin = `http://localhost:${port}`;
   server = await startServer({
-    env: childEnv({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, PLANS_FILE: plansFile }),
+    env: childEnv({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      PLANS_FILE: plansFile,
+      PUBLIC_BASE_URL: origin,
+      // The built-in test provider: its checkout page is on this service and confirming it sends the webhook.
+      PAYMENT_PROVIDER: "local",
+    }),
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -105,7 +121,7 @@ beforeAll(async () => {
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
   context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
   page = await context.newPage();
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console: ${message.text()}`);
@@ -145,13 +161,18 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
     await expect(
       page.getByRole("status").filter({ hasText: "verify your e-mail" }).textContent(),
     ).resolves.toContain("7 days left");
+    // The secret key sign-up answers with is shown once.
+    firstKey = (await page.getByTestId("first-key").textContent())?.trim() ?? "";
+    expect(firstKey).toMatch(/^sk_live_[A-Za-z0-9]{32,}$/);
     await checkPage("home");
+    await page.getByRole("button", { name: "I have saved it" }).click();
+    expect(await page.getByTestId("first-key").count()).toBe(0);
   }, 60_000);
 
   test("the outbox link verifies the e-mail and the banner goes away", async () => {
-    // The link names PUBLIC_BASE_URL; its path and token are opened on this server.
-    const link = new URL(verificationLink());
-    const answer = await page.goto(url(`${link.pathname}${link.search}`));
+    const link = verificationLink();
+    expect(link.startsWith(`${origin}/api/v1/auth/verify-email?token=`)).toBe(true);
+    const answer = await page.goto(link);
     expect(await answer?.json()).toMatchObject({ emailVerified: true });
     await page.goto(url("/dashboard"));
     await page.getByRole("heading", { name: "Welcome, Dashboard Shop" }).waitFor();
@@ -199,8 +220,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
       await page.getByRole("heading", { name: "Current model" }).waitFor();
       await page.getByText("NDCG@10 of the popularity baseline").waitFor();
       // The checklist keeps what each page stored: the key created earlier and the training just done.
-    await expect(page.getByLabel("Train a first model").isChecked()).resolves.toBe(true);
-    await expect(page.getByLabel("Create an API key for your shop").isChecked()).resolves.toBe(true);
+      await expect(page.getByLabel("Train a first model").isChecked()).resolves.toBe(true);
+      await expect(page.getByLabel("Create an API key for your shop").isChecked()).resolves.toBe(true);
       await checkPage("home-trained");
     },
     TRAINING_TIMEOUT_MS + 30_000,
@@ -326,6 +347,24 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
     const outline = await focused.evaluate((element) => getComputedStyle(element).outlineStyle);
     expect(outline).not.toBe("none");
   }, 30_000);
+
+  test("subscribing through the billing routes: the provider's checkout, then back on the new plan", async () => {
+    await go("Usage and plan");
+    await page.getByLabel("Secret API key for billing").fill(firstKey);
+    await page.getByRole("button", { name: "Subscribe to STARTER" }).click();
+    await page.getByRole("heading", { name: "Confirm your subscription" }).waitFor();
+    expect(page.url()).toContain("/api/v1/billing/local/checkout/");
+    await page.getByRole("button", { name: "Confirm subscription" }).click();
+    await page.getByRole("heading", { name: "Usage and plan" }).waitFor();
+    await page.getByRole("article", { name: "Plan STARTER" }).getByText("your plan").waitFor();
+    // Sandbox tools are for FREE accounts only.
+    expect(await page.getByRole("heading", { name: "Sandbox" }).count()).toBe(0);
+    // The provider's own pages are not the dashboard's: only what the dashboard logged since counts.
+    problems = problems.filter(
+      (problem) => !problem.includes("/favicon.ico") && !problem.includes("404 (Not Found)"),
+    );
+    await checkPage("usage-starter");
+  }, 60_000);
 
   test("logging out returns to the log-in page and revokes the session", async () => {
     const token = await page.evaluate(() => sessionStorage.getItem("rs-dashboard-token"));

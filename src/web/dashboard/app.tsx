@@ -9,7 +9,7 @@ import { PlaygroundPage } from "./pages/playground";
 import { TrainingPage } from "./pages/training";
 import { UsagePage } from "./pages/usage";
 import { SessionContext } from "./session";
-import { ErrorNote, Loading, useAction, useAsync } from "./ui";
+import { CopyButton, ErrorNote, Loading, useAction, useAsync } from "./ui";
 
 const PAGES = [
   { path: "/", label: "Home" },
@@ -22,15 +22,26 @@ const PAGES = [
 
 export function App() {
   const [signedIn, setSignedIn] = useState(session.token() !== null);
+  // The secret key sign-up answers with is shown once, on the first page, and kept nowhere.
+  const [firstKey, setFirstKey] = useState<string | null>(null);
   useEffect(() => onSignedOut(() => setSignedIn(false)), []);
   return (
     <Router base="/dashboard">
       {signedIn ? (
-        <SignedIn onSignOut={() => setSignedIn(false)} />
+        <SignedIn
+          firstKey={firstKey}
+          onFirstKeySeen={() => setFirstKey(null)}
+          onSignOut={() => setSignedIn(false)}
+        />
       ) : (
         <Switch>
           <Route path="/signup">
-            <SignUpPage onSignedIn={() => setSignedIn(true)} />
+            <SignUpPage
+              onSignedIn={(key) => {
+                setFirstKey(key);
+                setSignedIn(true);
+              }}
+            />
           </Route>
           <Route path="/login">
             <LogInPage onSignedIn={() => setSignedIn(true)} />
@@ -44,7 +55,8 @@ export function App() {
   );
 }
 
-function SignedIn({ onSignOut }: { onSignOut: () => void }) {
+function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; onSignOut: () => void }) {
+  const { onSignOut } = props;
   const state = useAsync(async () => {
     const [user, account] = await Promise.all([api.me(), api.account()]);
     return { user, account };
@@ -108,6 +120,7 @@ function SignedIn({ onSignOut }: { onSignOut: () => void }) {
       {!user.emailVerified && <VerifyBanner daysLeft={user.gracePeriodDaysLeft} />}
       <main id="content">
         <ErrorNote error={logOut.error} />
+        {props.firstKey !== null && <FirstKey apiKey={props.firstKey} onSeen={props.onFirstKeySeen} />}
         <Switch>
           <Route path="/">
             <HomePage />
@@ -148,6 +161,24 @@ function SignedIn({ onSignOut }: { onSignOut: () => void }) {
         </Switch>
       </main>
     </SessionContext.Provider>
+  );
+}
+
+function FirstKey({ apiKey, onSeen }: { apiKey: string; onSeen: () => void }) {
+  return (
+    <section class="card" aria-labelledby="first-key-title">
+      <h2 id="first-key-title">Your first secret key</h2>
+      <p>For your servers. Copy it now: it is shown this once and cannot be recovered.</p>
+      <p class="secret" data-testid="first-key">
+        {apiKey}
+      </p>
+      <p class="row">
+        <CopyButton text={apiKey} label="Copy the key" />
+        <button type="button" class="secondary" onClick={onSeen}>
+          I have saved it
+        </button>
+      </p>
+    </section>
   );
 }
 

@@ -3,14 +3,14 @@ import { Link } from "wouter-preact";
 import { api, session } from "../api";
 import { ErrorNote, useAction } from "../ui";
 
-export function SignUpPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignUpPage({ onSignedIn }: { onSignedIn: (firstKey: string) => void }) {
   const [accountName, setAccountName] = useState("");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const register = useAction(async () => {
     const answer = await api.register({ accountName, email, password });
     session.set(answer.accessToken);
-    onSignedIn();
+    onSignedIn(answer.apiKey);
   });
   return (
     <main class="auth">
