@@ -1,8 +1,8 @@
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import { ELYSIA_CONFIG, httpKernel, MAX_BODY_BYTES } from "./http/kernel";
-import { errorReferences, type RouteShape } from "./http/openapi-errors";
+import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
+import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
+import type { RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
@@ -22,37 +22,39 @@ import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
 
-export const OPENAPI_PATH = "/api/v1/public-openapi.json";
+export { OPENAPI_PATH };
+
+const BUN_BODY_LIMIT_BYTES = 2 ** 40;
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
 export function createApp(deps: AppDeps) {
-  // The error responses are derived from the finished route table, which exists only once `app` is built.
-  let routes: () => readonly RouteShape[] = () => [];
-  const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: MAX_BODY_BYTES + 1024 } })
-    .use(httpKernel(deps.logger, deps.metrics))
+  // The route table (405s, the OpenAPI document) exists only once `app` is built.
+  let built: unknown;
+  const routes = () =>
+    ((built as { routes?: RouteShape[] } | undefined)?.routes ?? []) as readonly RouteShape[];
+  // Bun's own body limit answers an empty 413 and drops the connection; the kernel reads every body with a
+  // 10 MB cap instead and answers the contract's JSON 413, so Bun's limit is only a last resort.
+  const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: BUN_BODY_LIMIT_BYTES } })
     .use(
-      openapi({
-        path: "/api/v1/docs",
-        specPath: OPENAPI_PATH,
-        references: errorReferences(() => routes()),
-        documentation: {
-          info: {
-            title: "Recommendation Service API",
-            version: deps.config.version,
-            description:
-              "Multi-tenant recommendation engine: record catalogue and end-user behaviour, train per-account " +
-              "models, and ask for personalised, similar, category and e-commerce recommendations. Errors are " +
-              "`{message, errorCode, requestId}`; every response carries `X-Request-Id`.",
-          },
-          servers: [{ url: deps.config.publicBaseUrl }],
-          components: {
-            securitySchemes: {
-              ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-              BearerJWT: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-            },
-          },
-        },
+      httpKernel(deps.logger, deps.metrics, {
+        routes,
+        onDatabaseUnavailable: () => deps.health.markUnreachable(),
       }),
+    )
+    .use(
+      openapiDocumentModule(
+        {
+          title: "Recommendation Service API",
+          version: deps.config.version,
+          description:
+            "Multi-tenant recommendation engine: record catalogue and end-user behaviour, train per-account " +
+            "models, and ask for personalised, similar, category and e-commerce recommendations. Errors are " +
+            "`{message, errorCode, requestId}`; every response carries `X-Request-Id`. A first-call guide: " +
+            "docs/INTEGRATING.md in the repository.",
+          serverUrl: deps.config.publicBaseUrl,
+        },
+        () => built as GeneratorApp,
+      ),
     )
     .use(healthModule(deps))
     .use(opsModule(deps))
@@ -72,7 +74,7 @@ export function createApp(deps: AppDeps) {
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps))
     .use(dashboardModule());
-  routes = () => app.routes as unknown as RouteShape[];
+  built = app;
   return app;
 }
 

@@ -4,11 +4,19 @@
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { availableParallelism } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import type { LogLevel } from "./shared/logger";
 
 export type PaymentProviderName = "local" | "mercadopago";
+
+/**
+ * Which proxies may speak for the client (TRUST_PROXY): the number of proxy hops in front of the service,
+ * or the proxies' own addresses. Absent: X-Forwarded-For is ignored and the client is the socket's peer.
+ */
+export type TrustProxy = { readonly hops: number } | { readonly addresses: readonly string[] };
 
 export interface Config {
   readonly version: string;
@@ -27,12 +35,16 @@ export interface Config {
   readonly adminEmails: readonly string[];
   readonly smtpUrl: string | undefined;
   readonly plansFile: string | undefined;
-  readonly paymentProvider: PaymentProviderName;
+  /** Absent: billing is not configured (session routes answer 503 BILLING_NOT_CONFIGURED). */
+  readonly paymentProvider: PaymentProviderName | undefined;
   readonly paymentWebhookSecret: string;
   readonly mercadopagoAccessToken: string | undefined;
   readonly mercadopagoApiUrl: string;
   readonly metricsToken: string | undefined;
   readonly logLevel: LogLevel;
+  /** Sign-ups per client address per hour (SIGNUP_LIMIT_PER_HOUR); 0 = no limit. */
+  readonly signupLimitPerHour: number;
+  readonly trustProxy: TrustProxy | undefined;
   /** Trainings per account per day before the plan table decides (TRAININGS_PER_DAY). */
   readonly trainingsPerDay: number;
   /** Number of background job workers in this process (JOB_CONCURRENCY); 0 disables the job runner. */
@@ -43,6 +55,10 @@ export interface Config {
   readonly ingestionChunkDelayMs: number;
   /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
   readonly snapshotCacheMb: number;
+  /** Server processes sharing the port (WORKERS; `auto` = cores): the first one starts the others. */
+  readonly workers: number;
+  /** 0 in the process started by the operator; 1..workers-1 in the ones it started (RS_WORKER_INDEX). */
+  readonly workerIndex: number;
 }
 
 export class ConfigError extends Error {
@@ -118,8 +134,8 @@ export function loadConfig(env: Env = process.env): Config {
   const plansFile = read("PLANS_FILE");
   if (plansFile !== undefined) requireReadableFile("PLANS_FILE", plansFile);
 
-  const paymentProvider = read("PAYMENT_PROVIDER") ?? "local";
-  if (paymentProvider !== "local" && paymentProvider !== "mercadopago") {
+  const paymentProvider = read("PAYMENT_PROVIDER");
+  if (paymentProvider !== undefined && paymentProvider !== "local" && paymentProvider !== "mercadopago") {
     throw new ConfigError("PAYMENT_PROVIDER", 'must be "local" or "mercadopago"');
   }
   const mercadopagoAccessToken = read("MERCADOPAGO_ACCESS_TOKEN");
@@ -133,11 +149,24 @@ export function loadConfig(env: Env = process.env): Config {
   requireUrl("MERCADOPAGO_API_URL", mercadopagoApiUrl, ["http:", "https:"]);
   const paymentWebhookSecret =
     read("PAYMENT_WEBHOOK_SECRET") ?? persistedSecret(dataDir, "payment-webhook-secret");
+  // A short secret can be brute-forced offline from one signed webhook.
+  if (Buffer.byteLength(paymentWebhookSecret) < MIN_SECRET_BYTES) {
+    throw new ConfigError("PAYMENT_WEBHOOK_SECRET", `must be at least ${MIN_SECRET_BYTES} bytes`);
+  }
 
   const logLevel = (read("LOG_LEVEL") ?? "info").toLowerCase();
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
   }
+
+  const workers = parseWorkers(read("WORKERS"));
+  if (workers > 1 && databaseUrl === undefined) {
+    throw new ConfigError(
+      "WORKERS",
+      "more than one worker needs DATABASE_URL: the embedded database belongs to a single process",
+    );
+  }
+  const workerIndex = parseInteger("RS_WORKER_INDEX", read("RS_WORKER_INDEX") ?? "0", 0, workers - 1);
 
   return Object.freeze({
     version: pkg.version,
@@ -160,6 +189,13 @@ export function loadConfig(env: Env = process.env): Config {
     mercadopagoApiUrl,
     metricsToken: read("METRICS_TOKEN"),
     logLevel: logLevel as LogLevel,
+    signupLimitPerHour: parseInteger(
+      "SIGNUP_LIMIT_PER_HOUR",
+      read("SIGNUP_LIMIT_PER_HOUR") ?? "20",
+      0,
+      1_000_000,
+    ),
+    trustProxy: parseTrustProxy(read("TRUST_PROXY")),
     trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
@@ -170,7 +206,17 @@ export function loadConfig(env: Env = process.env): Config {
       60_000,
     ),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
+    workers,
+    workerIndex,
   });
+}
+
+const MAX_WORKERS = 256;
+
+function parseWorkers(text: string | undefined): number {
+  if (text === undefined) return 1;
+  if (text.toLowerCase() === "auto") return Math.min(availableParallelism(), MAX_WORKERS);
+  return parseInteger("WORKERS", text, 1, MAX_WORKERS);
 }
 
 function parseInteger(name: string, text: string, min: number, max: number): number {
@@ -178,6 +224,24 @@ function parseInteger(name: string, text: string, min: number, max: number): num
   const value = Number(text);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}`);
   return value;
+}
+
+function parseTrustProxy(text: string | undefined): TrustProxy | undefined {
+  if (text === undefined) return undefined;
+  if (/^\d+$/.test(text)) {
+    const hops = parseInteger("TRUST_PROXY", text, 0, 10);
+    return hops === 0 ? undefined : { hops };
+  }
+  const addresses = text
+    .split(",")
+    .map((address) => address.trim().toLowerCase())
+    .filter((address) => address !== "");
+  for (const address of addresses) {
+    if (isIP(address) === 0) {
+      throw new ConfigError("TRUST_PROXY", `"${address}" is neither a hop count nor an IP address`);
+    }
+  }
+  return { addresses: Object.freeze(addresses) };
 }
 
 function requireUrl(name: string, text: string, protocols: string[]): void {

@@ -11,6 +11,7 @@ import type { TenantGuard } from "./http/auth";
 import { Metrics } from "./http/metrics";
 import { instanceIdentity } from "./jobs/instance";
 import { JobRunner } from "./jobs/runner";
+import { AttributionQueue } from "./modules/analytics/attribution-queue";
 import { emailGraceGuard } from "./modules/auth/email-grace-guard";
 import { createIdentity, type Identity } from "./modules/auth/identity";
 import { createPaymentProvider } from "./modules/billing/create-provider";
@@ -54,14 +55,16 @@ export interface AppDeps {
   readonly usageMeter: UsageMeter;
   /** Per-minute, monthly and bulk limits and the lapsed-subscription rule (a tenant guard). */
   readonly planEnforcer: PlanEnforcer;
-  /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts). */
-  readonly payments: PaymentProvider;
+  /** The payment-provider adapter chosen by PAYMENT_PROVIDER (src/modules/billing/provider.ts); undefined: not configured. */
+  readonly payments: PaymentProvider | undefined;
   /** Background jobs (src/jobs/runner.ts): registerJobKind before start, announce(kind) after enqueueing. */
   readonly jobs: JobRunner;
   /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
   readonly snapshots: SnapshotRegistry;
   /** Recommender caches (per-user history, no-model catalogue) and the batched recommendation log. */
   readonly recommendations: RecommendationService;
+  /** Credits clicks, carts and purchases to the answers that showed them (modules/analytics). */
+  readonly attributions: AttributionQueue;
 }
 
 export interface Lifecycle {
@@ -94,7 +97,7 @@ export async function createDeps(
   const tenantGuards: TenantGuard[] = [emailGraceGuard()];
   const redis = config.redisUrl === undefined ? undefined : openRedis(config.redisUrl);
   const identity = createIdentity(config, logger, database, redis);
-  const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:` });
+  const rateLimiter = createRateLimiter({ redis, prefix: `${config.redisKeyPrefix}rl:`, logger });
   const usageMeter = createUsageMeter({ database, logger, redis, prefix: `${config.redisKeyPrefix}usage:` });
   const planEnforcer = new PlanEnforcer({ plans, database, logger, rateLimiter, usageMeter });
   tenantGuards.push(planEnforcer.guard);
@@ -123,6 +126,7 @@ export async function createDeps(
   });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
   const recommendations = new RecommendationService(database, logger, snapshots);
+  const attributions = new AttributionQueue(database, recommendations.logs, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -143,7 +147,13 @@ export async function createDeps(
     jobs,
     snapshots,
     recommendations,
+    attributions,
     async start() {
+      // Without an offline queue nothing waits for the connection: open it before the first request.
+      // Unreachable at start-up: the limits count in this process until it is (see RedisCircuit).
+      await redis
+        ?.connect()
+        .catch((error: unknown) => logger.error("Redis unreachable at start-up", { error }));
       await health.start();
       await identity.start();
       usageMeter.start();
@@ -151,11 +161,14 @@ export async function createDeps(
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
       await recommendations.start();
+      attributions.start();
       await jobs.start();
     },
     async stop() {
       // First: workers finish their current chunk while the database is still open.
       await jobs.stop();
+      // Before the recommendation log stops: a last attribution writes the log first.
+      await attributions.stop();
       await recommendations.stop();
       await snapshots.stop();
       await stopErasureBridge?.();

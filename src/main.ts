@@ -4,6 +4,7 @@ import { createApp } from "./app";
 import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
 import { createLogger } from "./shared/logger";
+import { exitWithParent, startWorkers, type WorkerPool } from "./workers";
 
 /** How long SIGTERM waits for in-flight requests before closing their connections. */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -27,13 +28,20 @@ async function main(): Promise<void> {
     cert: readFileSync(config.tls.certFile),
     key: readFileSync(config.tls.keyFile),
   };
-  app.listen({ port: config.port, hostname: config.host, ...(tls ? { tls } : {}) });
+  // With several workers every process binds the same port (SO_REUSEPORT) and the kernel spreads the
+  // connections; the first one binds it first, so PORT=0 gives the others the port it was given.
+  const reusePort = config.workers > 1;
+  app.listen({ port: config.port, hostname: config.host, reusePort, ...(tls ? { tls } : {}) });
   const server = app.server;
+  const port = server?.port ?? config.port;
   logger.info("listening", {
-    url: `${tls ? "https" : "http"}://${config.host}:${server?.port ?? config.port}`,
+    url: `${tls ? "https" : "http"}://${config.host}:${port}`,
     database: deps.database.kind,
     version: config.version,
+    ...(reusePort ? { worker: config.workerIndex } : {}),
   });
+  const workers: WorkerPool | undefined =
+    reusePort && config.workerIndex === 0 ? startWorkers({ count: config.workers, port, logger }) : undefined;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -41,6 +49,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info("shutting down", { signal });
     deps.readiness.markStopping();
+    const workersStopped = workers?.stop();
     // Stop accepting connections and let in-flight requests finish before closing the store; a request
     // still running after the grace period has its connection closed so the process can exit.
     const drained = server?.stop(false).then(() => "drained" as const);
@@ -52,12 +61,14 @@ async function main(): Promise<void> {
       logger.warn("in-flight requests outlived the shutdown grace period", { graceMs: SHUTDOWN_GRACE_MS });
       await server?.stop(true);
     }
+    await workersStopped;
     await deps.stop();
     logger.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  if (config.workerIndex > 0) exitWithParent(() => void shutdown("supervisor gone"));
 }
 
 /** A bad setting ends the process with its message and exit code 78 (EX_CONFIG), without a stack trace. */

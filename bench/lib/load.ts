@@ -1,42 +1,26 @@
 import autocannon from "autocannon";
+import type { LoadOptions, LoadResult } from "./load-types";
+import { runWrk, wrkAvailable } from "./wrk";
 
-export interface LoadRequest {
-  method: "GET" | "POST";
-  path: string;
-  body?: string;
-}
+export type { LoadOptions, LoadRequest, LoadResult } from "./load-types";
 
-export interface LoadOptions {
-  baseUrl: string;
-  headers?: Record<string, string>;
-  /** Requests are cycled in order, so each connection sees varied users and products. */
-  requests: LoadRequest[];
-  connections: number;
-  durationSeconds: number;
-  /** Hard cap on requests; the run ends at whichever bound comes first. */
-  maxRequests: number;
-}
-
-export interface LoadResult {
-  requests: number;
-  seconds: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  meanMs: number;
-  errors: number;
-  non2xx: number;
-  firstError?: string;
+/**
+ * One bounded load run against 127.0.0.1: wrk when it is installed (the bench's load must come from a
+ * generator faster than the service), autocannon otherwise or when asked for; the result names which ran.
+ */
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const url = new URL(options.baseUrl);
+  if (url.hostname !== "127.0.0.1")
+    throw new Error(`load generation is only allowed against 127.0.0.1, not ${url}`);
+  if (options.generator !== "autocannon" && wrkAvailable()) return runWrk(options);
+  return runAutocannon(options);
 }
 
 /**
  * One bounded autocannon run against 127.0.0.1. Latencies are collected from autocannon's per-response event
  * (fractional milliseconds) because its own histogram rounds to whole milliseconds.
  */
-export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const url = new URL(options.baseUrl);
-  if (url.hostname !== "127.0.0.1")
-    throw new Error(`load generation is only allowed against 127.0.0.1, not ${url}`);
+function runAutocannon(options: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
   let firstSent = Number.POSITIVE_INFINITY;
@@ -85,6 +69,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           meanMs: mean,
           errors: result.errors + result.timeouts,
           non2xx: result.non2xx,
+          generator: "autocannon",
         });
       },
     );

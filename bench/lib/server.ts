@@ -51,6 +51,8 @@ export interface ServerOptions {
   /** Absent: PGlite under a temporary DATA_DIR. */
   databaseUrl?: string;
   env?: Record<string, string>;
+  /** Start on this DATA_DIR (a restart of an earlier server); it is then left in place on stop. */
+  dataDir?: string;
 }
 
 export interface RunningServer {
@@ -88,7 +90,8 @@ export function benchServerEnv(
  * does not share the server's event loop. Output goes to DATA_DIR/server.log for post-mortems.
  */
 export async function startChildServer(options: ServerOptions): Promise<RunningServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "rs-bench-"));
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "rs-bench-"));
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -125,7 +128,7 @@ export async function startChildServer(options: ServerOptions): Promise<RunningS
       await child.exited;
       clearTimeout(timer);
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true });
   };
   if (!ready) {
     const log = safeRead(logFile).slice(-2000);

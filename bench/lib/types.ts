@@ -69,6 +69,8 @@ export interface BenchContext {
   datasetsDir: string;
   /** Server URL for creating and dropping throw-away databases. */
   postgresAdminUrl: string;
+  /** Serving: the embedded store instead of a throw-away Postgres database. */
+  embedded: boolean;
   log(message: string): void;
 }
 

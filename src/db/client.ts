@@ -142,10 +142,15 @@ function preparingStatements<C extends postgres.Sql | postgres.TransactionSql>(c
   });
 }
 
+const CONNECT_TIMEOUT_SECONDS = 5;
+
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const client = postgres(url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
+    // postgres.js waits 30 s for a connection by default; a request should learn much sooner that the
+    // database is unreachable (it then answers 503 with Retry-After).
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
     // bigint ids are returned as numbers by drizzle's column mapping; keep the driver's defaults otherwise.
     connection: { application_name: "recommendation-service" },
   });

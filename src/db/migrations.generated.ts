@@ -4,6 +4,7 @@ import m1 from "../../drizzle/0001_unknown_post.sql" with { type: "text" };
 import m2 from "../../drizzle/0002_recommendation_logs_single_key.sql" with { type: "text" };
 import m3 from "../../drizzle/0003_recommendation_logs_keyless.sql" with { type: "text" };
 import m4 from "../../drizzle/0004_recommendation_logs_text_items_user_index.sql" with { type: "text" };
+import m5 from "../../drizzle/0005_recommendation_attribution.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -11,4 +12,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0002_recommendation_logs_single_key", sql: m2 },
   { tag: "0003_recommendation_logs_keyless", sql: m3 },
   { tag: "0004_recommendation_logs_text_items_user_index", sql: m4 },
+  { tag: "0005_recommendation_attribution", sql: m5 },
 ];

@@ -12,6 +12,11 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
+import { callerHost, hostAllowed } from "../modules/api-keys/origins";
+
+export { hostAllowed };
+
+import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
 import { requestIdOf } from "./kernel";
@@ -92,7 +97,11 @@ type WithTenant = Request & { [TENANT]?: TenantContext };
 function buildAuthPlugin(deps: AppDeps) {
   return new Elysia({ name: "auth" }).macro({
     auth: (options: AuthOptions) => ({
-      detail: { security: SECURITY[options.mode] },
+      // `x-publishable-scope` tells readers of the OpenAPI document which routes a publishable key may call.
+      detail: {
+        security: SECURITY[options.mode],
+        ...(options.scope === undefined ? {} : { "x-publishable-scope": options.scope }),
+      },
       async transform({ request, route, set }) {
         const tenant =
           authenticateFromCache(deps, request, options) ?? (await authenticate(deps, request, options));
@@ -205,7 +214,12 @@ async function authenticateKey(
 function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
-      throw new AppError("INSUFFICIENT_SCOPE", "This publishable key may not call this route");
+      throw new AppError(
+        "INSUFFICIENT_SCOPE",
+        options.scope === undefined
+          ? "Publishable keys may not call this route; use a secret key"
+          : `This publishable key lacks the scope ${options.scope}`,
+      );
     }
     const host = callerHost(request);
     if (host === undefined || !hostAllowed(host, key.allowedDomains)) {
@@ -220,6 +234,7 @@ interface SubjectRow {
   account_id: number;
   email: string;
   tokens_valid_after: Date | string;
+  email_verified: boolean;
   revoked: boolean;
 }
 
@@ -233,7 +248,7 @@ async function authenticateUser(
   // One indexed read per dashboard request: revocation (logout, password change, deletion) is then exact in
   // every process with no cache to invalidate.
   const [row] = await deps.database.rows<SubjectRow>(
-    sql`select u.account_id, u.email, u.tokens_valid_after,
+    sql`select u.account_id, u.email, u.tokens_valid_after, u.email_verified_at is not null as email_verified,
           exists(select 1 from revoked_tokens r where r.jti = ${claims.jti}) as revoked
         from system_users u where u.id = ${claims.userId}`,
   );
@@ -251,26 +266,9 @@ async function authenticateUser(
       type: "user",
       userId: claims.userId,
       email: row.email,
-      isAdmin: deps.config.adminEmails.includes(row.email),
+      isAdmin: isPlatformAdmin(deps.config, row.email, row.email_verified),
       jti: claims.jti,
       expiresAt: claims.expiresAt,
     },
   };
-}
-
-function callerHost(request: Request): string | undefined {
-  const source = request.headers.get("origin") ?? request.headers.get("referer");
-  if (source === null || source === "null") return undefined;
-  try {
-    return new URL(source).hostname.toLowerCase();
-  } catch {
-    return undefined;
-  }
-}
-
-/** `shop.com` matches exactly; `*.shop.com` matches any sub-domain of shop.com (not shop.com itself). */
-export function hostAllowed(host: string, allowedDomains: readonly string[]): boolean {
-  return allowedDomains.some((domain) =>
-    domain.startsWith("*.") ? host.endsWith(domain.slice(1)) : host === domain,
-  );
 }

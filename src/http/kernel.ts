@@ -3,11 +3,25 @@
  * the one mapping from errors to `{message, errorCode, requestId}` responses.
  */
 import { Elysia, type ValidationError } from "elysia";
-import { AppError, ERROR_STATUS, type ValidationIssue } from "../shared/errors";
+import { classifyDatabaseError, databaseErrorCode } from "../db/errors";
+import { AppError, ERROR_STATUS } from "../shared/errors";
 import type { Logger } from "../shared/logger";
+import { EMPTY_BODY, MAX_BODY_BYTES, parseRequestBody, UNSTORABLE_MESSAGE } from "./body";
 import type { Metrics } from "./metrics";
+import { type RouteShape, RouteTable } from "./route-table";
+import { checkNumericParameters, issuesOf } from "./validation-issues";
 
-export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+export { MAX_BODY_BYTES };
+
+/** Seconds a client is asked to wait before retrying while the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+export interface KernelOptions {
+  /** The finished route table: for 405 with `Allow`, and to name the parameter a bad value was in. */
+  routes?: () => readonly RouteShape[];
+  /** Told when a request found the database unreachable, so /health need not wait for its next probe. */
+  onDatabaseUnavailable?: () => void;
+}
 
 interface RequestState {
   id: string;
@@ -51,49 +65,103 @@ export function errorResponse(error: AppError, requestId: string): Response {
   });
 }
 
-function validationIssues(error: ValidationError): ValidationIssue[] {
-  const where = error.type === "params" ? "path" : error.type;
-  const issues = error.all.map((e) => {
-    const path = "path" in e && typeof e.path === "string" ? e.path : "";
-    const loc = [where, ...path.split("/").filter((p) => p !== "")];
-    const msg =
-      ("summary" in e && typeof e.summary === "string" && e.summary) || e.message || "Invalid value";
-    return { loc, msg, type: `value_error.${"type" in e ? String(e.type) : "invalid"}` };
+/**
+ * NUL in the path or query string is refused at once: Postgres stores no NUL in text, and no id or filter
+ * of ours holds one. (Unpaired surrogates cannot be percent-encoded as UTF-8; the router refuses those.)
+ */
+function checkUrlText(url: string): void {
+  const at = url.search(/%00/i);
+  if (at === -1) return;
+  const query = url.indexOf("?");
+  throw new AppError("VALIDATION_ERROR", "Request validation failed", {
+    detail: [
+      {
+        loc: [query !== -1 && at > query ? "query" : "path"],
+        msg: UNSTORABLE_MESSAGE,
+        type: "value_error.str",
+      },
+    ],
   });
-  return issues.length > 0 ? issues : [{ loc: [where], msg: "Invalid value", type: "value_error" }];
 }
 
-/** Maps any thrown value to an AppError; unknown errors become INTERNAL_ERROR and are logged with their stack. */
+const routeOf = (context: unknown): string => {
+  const route = (context as { route?: unknown }).route;
+  return typeof route === "string" && route !== "" ? route : "(no route)";
+};
+
+/** Maps any thrown value to an AppError; unknown errors become INTERNAL_ERROR and are logged by code only. */
 function toAppError(
   code: string | number,
   error: unknown,
+  context: { request: Request; route?: unknown },
   logger: Logger,
-  request: Request,
   requestId: string,
+  options: KernelOptions,
+  table: RouteTable | undefined,
 ): AppError {
   if (error instanceof AppError) return error;
+  const { request } = context;
   switch (code) {
     case "VALIDATION":
       if ((error as ValidationError).type === "response") {
-        // Our own output broke its schema: a bug on our side, never the caller's.
-        logger.error("response failed its schema", { requestId, url: request.url, error });
+        // Our own output broke its schema: a bug on our side, never the caller's. The value stays out of the log.
+        logger.error("response failed its schema", {
+          requestId,
+          route: routeOf(context),
+          at: issuesOf(error as ValidationError).map((issue) => issue.loc.join(".")),
+        });
         return new AppError("INTERNAL_ERROR", "Internal server error");
       }
       return new AppError("VALIDATION_ERROR", "Request validation failed", {
-        detail: validationIssues(error as ValidationError),
+        detail: issuesOf(error as ValidationError),
       });
-    case "NOT_FOUND":
-      return new AppError("NOT_FOUND", `No route for ${request.method} ${new URL(request.url).pathname}`);
-    case "PARSE":
+    case "NOT_FOUND": {
+      const pathname = new URL(request.url).pathname;
+      const allowed = table?.methodsAt(pathname) ?? [];
+      if (allowed.length > 0 && !allowed.includes(request.method)) {
+        return new AppError(
+          "METHOD_NOT_ALLOWED",
+          `${request.method} is not allowed here; use ${allowed.join(", ")}`,
+          {
+            headers: { allow: allowed.join(", ") },
+          },
+        );
+      }
+      return new AppError("NOT_FOUND", `No route for ${request.method} ${pathname}`);
+    }
+    case "PARSE": {
+      // Our body parser's own refusals (413, 415, 422) arrive wrapped by Elysia.
+      const cause = (error as { cause?: unknown }).cause;
+      if (cause instanceof AppError) return cause;
       return new AppError("VALIDATION_ERROR", "The request body is not valid JSON", {
         detail: [{ loc: ["body"], msg: "Malformed JSON body", type: "value_error.jsondecode" }],
       });
+    }
     case "INVALID_COOKIE_SIGNATURE":
       return new AppError("FORBIDDEN", "Invalid cookie signature");
   }
   const status = (error as { status?: unknown })?.status;
   if (status === 413) return new AppError("PAYLOAD_TOO_LARGE", "The request body exceeds 10 MB");
-  logger.error("unhandled error", { requestId, method: request.method, url: request.url, error });
+  switch (classifyDatabaseError(error)) {
+    case "data":
+      // A value the store cannot hold (a number or date out of its range): the caller's to fix.
+      return new AppError("VALIDATION_ERROR", "A value is outside what the service can store", {
+        detail: [{ loc: ["body"], msg: "a value is out of range or malformed", type: "value_error.data" }],
+      });
+    case "unavailable":
+      options.onDatabaseUnavailable?.();
+      logger.error("database unavailable", {
+        requestId,
+        method: request.method,
+        route: routeOf(context),
+        code: databaseErrorCode(error),
+      });
+      return new AppError("SERVICE_UNAVAILABLE", "The service cannot reach its database; retry shortly", {
+        headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+      });
+  }
+  // The logger writes errors by name, code and stack: a database error's message holds the statement's values.
+  logger.error("unhandled error", { requestId, method: request.method, route: routeOf(context), error });
   return new AppError("INTERNAL_ERROR", "Internal server error");
 }
 
@@ -103,42 +171,64 @@ function toAppError(
  */
 export const ELYSIA_CONFIG = { normalize: false } as const;
 
-export function httpKernel(logger: Logger, metrics?: Metrics) {
-  return new Elysia({ name: "http-kernel" })
-    .onRequest(({ request, set }) => {
-      const state = startRequest(request);
-      set.headers["x-request-id"] = state.id;
-      if (request.headers.get("x-forwarded-proto") === "https") {
-        set.headers["strict-transport-security"] = "max-age=31536000; includeSubDomains";
-      }
-      const length = request.headers.get("content-length");
-      if (length !== null && Number(length) > MAX_BODY_BYTES) {
-        throw new AppError("PAYLOAD_TOO_LARGE", "The request body exceeds 10 MB");
-      }
-    })
-    .onError({ as: "global" }, ({ code, error, request, set }) => {
-      const state = stateOf(request) ?? startRequest(request);
-      const appError = toAppError(code, error, logger, request, state.id);
-      state.status = appError.status;
-      const response = errorResponse(appError, state.id);
-      const hsts = set.headers["strict-transport-security"];
-      if (typeof hsts === "string") response.headers.set("strict-transport-security", hsts);
-      return response;
-    })
-    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
-      const state = stateOf(request);
-      if (state === undefined) return;
-      const status = state.status ?? (typeof set.status === "number" ? set.status : 200);
-      const ms = performance.now() - state.startedAt;
-      metrics?.observeRequest(request.method, route, status, ms / 1000);
-      logger.info("request", {
-        method: request.method,
-        route: route || new URL(request.url).pathname,
-        status,
-        ms: Math.round(ms * 100) / 100,
-        requestId: state.id,
-      });
-    });
+export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOptions = {}) {
+  const table = options.routes === undefined ? undefined : new RouteTable(options.routes);
+  return (
+    new Elysia({ name: "http-kernel" })
+      .onRequest(({ request, set }) => {
+        const state = startRequest(request);
+        set.headers["x-request-id"] = state.id;
+        if (request.headers.get("x-forwarded-proto") === "https") {
+          set.headers["strict-transport-security"] = "max-age=31536000; includeSubDomains";
+        }
+        const length = request.headers.get("content-length");
+        if (length !== null && Number(length) > MAX_BODY_BYTES) {
+          throw new AppError("PAYLOAD_TOO_LARGE", "The request body exceeds 10 MB");
+        }
+        checkUrlText(request.url);
+      })
+      // Every body is read here, capped and bounded, whatever its Content-Type (see ./body.ts).
+      .onParse({ as: "global" }, ({ request, contentType }) => parseRequestBody(request, contentType))
+      // Never reached (the parser above answers every body or throws); it stops Elysia from trying its own
+      // parsers by Content-Type, and it is what the OpenAPI document reads: bodies are application/json.
+      .onParse({ as: "global" }, { fn: "json" } as never)
+      .onTransform({ as: "global" }, (context) => {
+        if (context.body === EMPTY_BODY) context.body = undefined;
+        const route = table?.find(context.request.method, context.route);
+        if (route === undefined) return;
+        checkNumericParameters("path", route.hooks.params, context.params as Record<string, unknown>);
+        checkNumericParameters("query", route.hooks.query, context.query as Record<string, unknown>);
+      })
+      .onError({ as: "global" }, (context) => {
+        const { code, error, request, set } = context;
+        const state = stateOf(request) ?? startRequest(request);
+        const appError = toAppError(code, error, context, logger, state.id, options, table);
+        state.status = appError.status;
+        // Headers set for the request so far (the per-minute X-RateLimit-*) must not contradict the error's own
+        // (a daily training cap's): Elysia merges them into the answer.
+        for (const [name, value] of Object.entries(appError.headers ?? {}))
+          set.headers[name.toLowerCase()] = value;
+        const response = errorResponse(appError, state.id);
+        const hsts = set.headers["strict-transport-security"];
+        if (typeof hsts === "string") response.headers.set("strict-transport-security", hsts);
+        return response;
+      })
+      .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+        const state = stateOf(request);
+        if (state === undefined) return;
+        const status = state.status ?? (typeof set.status === "number" ? set.status : 200);
+        const ms = performance.now() - state.startedAt;
+        metrics?.observeRequest(request.method, route, status, ms / 1000);
+        // The route's pattern, never the concrete path: paths carry external ids, which may be personal.
+        logger.info("request", {
+          method: request.method,
+          route: route || "(no route)",
+          status,
+          ms: Math.round(ms * 100) / 100,
+          requestId: state.id,
+        });
+      })
+  );
 }
 
 export { ERROR_STATUS };

@@ -222,6 +222,9 @@ export class Metrics {
     lines.push(`process_external_memory_bytes ${memory.external}`);
     family("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch.");
     lines.push(`process_start_time_seconds ${Math.floor(this.startedAt)}`);
+    // With WORKERS > 1 each scrape reaches one of several processes on the port: the pid says which.
+    family("process_info", "gauge", "The process that answered this scrape.");
+    lines.push(`process_info{pid="${process.pid}"} 1`);
 
     return `${lines.join("\n")}\n`;
   }

@@ -1,35 +1,110 @@
 /**
- * The error responses of every operation, added to the OpenAPI description from each route's own hooks:
- * authenticated routes can answer 401/403/429, routes with a body, query or path parameters 422, routes with
- * path parameters 404, and every route 500. All share the one error body the kernel writes.
+ * The error answers of every operation, as the OpenAPI description states them: one table of the codes a
+ * route answers because of what it does (ROUTE_ERRORS), plus the codes every route answers because of how it
+ * is called (authentication, limits, input, body size, the database), derived from the route's own hooks.
+ * Each documented status lists its codes in the error body's `errorCode` enum, so a client (and
+ * test/foundation/openapi-conformance.test.ts) can check an answer against the document.
  */
-import type { AdditionalReferences } from "@elysiajs/openapi/types";
-import type { TObject } from "@sinclair/typebox";
-import { t } from "elysia";
+import { OptionalKind } from "@sinclair/typebox";
+import { ACCOUNT_MANAGEMENT } from "../modules/plans/enforcer";
+import { ERROR_STATUS, type ErrorCode } from "../shared/errors";
 
-const ErrorBody = t.Object(
-  {
-    message: t.String({ description: "Human-readable description" }),
-    errorCode: t.String({ description: "Stable code for programs, e.g. INVALID_API_KEY, NOT_FOUND" }),
-    requestId: t.String({ description: "The X-Request-Id of the request, to give to support" }),
-  },
-  { description: "Error" },
-);
+/** Codes of the contract answered outside the domain error table (by the HTTP layer itself). */
+const HTTP_LAYER_STATUS = {} as const;
 
-const ValidationErrorBody = t.Object(
-  {
-    message: t.String(),
-    errorCode: t.Literal("VALIDATION_ERROR"),
-    requestId: t.String(),
-    detail: t.Array(t.Object({ loc: t.Array(t.String()), msg: t.String(), type: t.String() }), {
-      description: "One entry per invalid field",
-    }),
-  },
-  { description: "Validation error (unknown fields are rejected too)" },
-);
+export type DocumentedCode = ErrorCode | keyof typeof HTTP_LAYER_STATUS;
 
-const described = (description: string, schema: TObject = ErrorBody) =>
-  t.Composite([schema], { description });
+const statusOf = (code: DocumentedCode): number =>
+  code in HTTP_LAYER_STATUS
+    ? HTTP_LAYER_STATUS[code as keyof typeof HTTP_LAYER_STATUS]
+    : ERROR_STATUS[code as ErrorCode];
+
+/**
+ * What a route answers because of what it does, keyed `METHOD path` with the route's own path (`:param`).
+ * Generic answers (401/403/429 on authenticated routes, 422 on routes with input, 413 on routes with a body,
+ * 500/503 everywhere) are added to these; list a generic code here only when the route has a reason of its
+ * own to answer it (login's 429, the webhook's 401).
+ */
+export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> = {
+  "GET /metrics": ["INVALID_TOKEN", "FORBIDDEN"],
+
+  "POST /api/v1/products/": ["CONFLICT"],
+  "GET /api/v1/products/external/:external_id": ["NOT_FOUND"],
+  "PUT /api/v1/products/external/:external_id": ["NOT_FOUND"],
+  "PATCH /api/v1/products/external/:external_id": ["NOT_FOUND"],
+  "DELETE /api/v1/products/external/:external_id": ["NOT_FOUND"],
+
+  "POST /api/v1/end-users/": ["CONFLICT"],
+  "GET /api/v1/end-users/external/:external_user_id": ["NOT_FOUND"],
+  "PATCH /api/v1/end-users/external/:external_user_id": ["NOT_FOUND"],
+  "DELETE /api/v1/end-users/external/:external_user_id": ["NOT_FOUND"],
+  "GET /api/v1/end-users/external/:external_user_id/export": ["NOT_FOUND"],
+
+  "POST /api/v1/interactions/": ["NOT_FOUND"],
+
+  "GET /api/v1/ingestion/batch/:job_id": ["NOT_FOUND"],
+
+  "POST /api/v1/pipeline/train": ["TRAINING_TOO_FREQUENT"],
+  "GET /api/v1/pipeline/status": ["NO_MODEL"],
+  "GET /api/v1/pipeline/jobs/:job_id/status": ["NOT_FOUND"],
+
+  "POST /api/v1/auth/register": ["CONFLICT"],
+  "POST /api/v1/auth/token": ["INVALID_CREDENTIALS", "FORBIDDEN", "RATE_LIMITED"],
+  "POST /api/v1/auth/send-verification-email": ["CONFLICT"],
+  "GET /api/v1/auth/verify-email": ["NOT_FOUND"],
+
+  "GET /api/v1/api-keys/current": ["NOT_FOUND"],
+  "PUT /api/v1/api-keys/:api_key_id": ["NOT_FOUND"],
+  "DELETE /api/v1/api-keys/:api_key_id": ["NOT_FOUND"],
+
+  "PUT /api/v1/system-users/me": ["INVALID_CREDENTIALS", "CONFLICT"],
+  "PUT /api/v1/accounts/current": ["ADMIN_REQUIRED"],
+  "PATCH /api/v1/accounts/current": ["ADMIN_REQUIRED"],
+
+  "POST /api/v1/billing/create-checkout-session": ["CONFLICT", "BILLING_NOT_CONFIGURED"],
+  "POST /api/v1/billing/create-subscription-session": ["CONFLICT", "BILLING_NOT_CONFIGURED"],
+  "POST /api/v1/billing/create-portal-session": ["BILLING_NOT_CONFIGURED"],
+  "POST /api/v1/billing/webhook/:provider": ["INVALID_SIGNATURE", "NOT_FOUND", "CONFLICT"],
+  "GET /api/v1/billing/local/checkout/:token": ["NOT_FOUND"],
+  "POST /api/v1/billing/local/checkout/:token/confirm": ["NOT_FOUND"],
+  "GET /api/v1/billing/local/portal/:token": ["NOT_FOUND"],
+  "POST /api/v1/billing/local/portal/:token/cancel": ["NOT_FOUND"],
+
+  "POST /api/v1/sandbox/reset": ["FREE_PLAN_ONLY"],
+  "POST /api/v1/sandbox/quick-start": ["CONFLICT"],
+
+  "GET /api/v1/recommendations/products/external/:external_product_id/similar": ["NOT_FOUND"],
+  "POST /api/v1/recommendations/ecommerce/product-page": ["NOT_FOUND"],
+};
+
+/** What each code means, shown in the description of the status that carries it. */
+const MEANING: Record<DocumentedCode, string> = {
+  INVALID_API_KEY: "no API key (or token) was sent, or the key is unknown or revoked",
+  INVALID_TOKEN: "the bearer token is missing, malformed or expired",
+  TOKEN_REVOKED: "the bearer token was revoked (logout, password change, user deleted)",
+  INVALID_CREDENTIALS: "the e-mail or password is wrong",
+  INVALID_SIGNATURE: "the signature is missing, wrong or older than 5 minutes",
+  FORBIDDEN: "the account is deactivated, or the key and the token belong to different accounts",
+  ADMIN_REQUIRED: "only platform administrators may change these fields",
+  INSUFFICIENT_SCOPE: "the publishable key lacks the scope this route needs",
+  ORIGIN_NOT_ALLOWED: "the publishable key may not be used from this Origin",
+  EMAIL_NOT_VERIFIED: "the grace period for verifying the e-mail address is over",
+  SUBSCRIPTION_INACTIVE: "the paid subscription is not active",
+  FREE_PLAN_ONLY: "only FREE-plan accounts may do this",
+  NOT_FOUND: "no such record in this account",
+  NO_MODEL: "no training has completed yet",
+  CONFLICT: "the record already exists or the request contradicts the current state",
+  PAYLOAD_TOO_LARGE: "the body is over 10 MB",
+  VALIDATION_ERROR: "a field is missing or invalid; `detail` names each one",
+  RATE_LIMITED: "too many requests in the window; see Retry-After",
+  PLAN_LIMIT_EXCEEDED: "the plan's monthly requests or record count would be exceeded",
+  TRAINING_TOO_FREQUENT: "the plan's trainings for today are used up; see Retry-After",
+  INTERNAL_ERROR: "an unexpected error; quote the requestId to support",
+  SERVICE_UNAVAILABLE: "the database cannot be reached; retry after Retry-After",
+  METHOD_NOT_ALLOWED: "the path has no such method; the Allow header lists those it has",
+  UNSUPPORTED_MEDIA_TYPE: "the body is a form or multipart body; send JSON",
+  BILLING_NOT_CONFIGURED: "no payment provider is configured on this service (PAYMENT_PROVIDER)",
+};
 
 export interface RouteShape {
   method: string;
@@ -37,48 +112,125 @@ export interface RouteShape {
   hooks: Record<string, unknown>;
 }
 
-type References = Record<string, Record<string, { response: Record<number, unknown> }>>;
+type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
+
+const UNAUTHENTICATED: Record<AuthMode, DocumentedCode[]> = {
+  keyOrJwt: ["INVALID_API_KEY", "INVALID_TOKEN", "TOKEN_REVOKED"],
+  jwt: ["INVALID_TOKEN", "TOKEN_REVOKED"],
+  key: ["INVALID_API_KEY"],
+  keyAndJwt: ["INVALID_API_KEY", "INVALID_TOKEN", "TOKEN_REVOKED"],
+};
+
+interface RouteDetail {
+  security?: Record<string, string[]>[];
+  "x-publishable-scope"?: string;
+}
+
+/** The auth macro states a route's authentication in its `detail` (src/http/auth.ts); read it back. */
+function authOf(detail: RouteDetail | undefined): { mode: AuthMode; publishable: boolean } | undefined {
+  const security = detail?.security;
+  if (security === undefined || security.length === 0) return undefined;
+  const schemes = security.map((requirement) => Object.keys(requirement).sort().join("+"));
+  const mode: AuthMode =
+    schemes.length === 2
+      ? "keyOrJwt"
+      : schemes[0] === "ApiKey+BearerJWT"
+        ? "keyAndJwt"
+        : schemes[0] === "ApiKey"
+          ? "key"
+          : "jwt";
+  return { mode, publishable: detail?.["x-publishable-scope"] !== undefined };
+}
+
+const isOptionalSchema = (schema: unknown): boolean =>
+  typeof schema === "object" &&
+  schema !== null &&
+  (schema as Record<symbol, unknown>)[OptionalKind] === "Optional";
+
+/** Every error code the route can answer, in table order then generic order, without repeats. */
+export function documentedErrorCodes(route: RouteShape): DocumentedCode[] {
+  const { hooks } = route;
+  const codes: DocumentedCode[] = [...(ROUTE_ERRORS[routeKey(route)] ?? [])];
+  const auth = authOf(hooks.detail as RouteDetail | undefined);
+  if (auth !== undefined) {
+    codes.push(...UNAUTHENTICATED[auth.mode], "FORBIDDEN");
+    if (!ACCOUNT_MANAGEMENT.test(route.path)) codes.push("SUBSCRIPTION_INACTIVE");
+    if (auth.mode !== "jwt") codes.push("EMAIL_NOT_VERIFIED", "INSUFFICIENT_SCOPE");
+    if (auth.publishable) codes.push("ORIGIN_NOT_ALLOWED");
+    codes.push("RATE_LIMITED", "PLAN_LIMIT_EXCEEDED");
+  }
+  const hasBody = hooks.body !== undefined;
+  if (hasBody || hooks.query !== undefined || hooks.params !== undefined) codes.push("VALIDATION_ERROR");
+  if (hasBody) codes.push("PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE");
+  codes.push("INTERNAL_ERROR", "SERVICE_UNAVAILABLE");
+  return [...new Set(codes)];
+}
+
+export const routeKey = (route: { method: string; path: string }): string =>
+  `${route.method.toUpperCase()} ${route.path}`;
+
+/** True when the route's body may be left out (declared `t.Optional(...)`). */
+export const bodyIsOptional = (route: RouteShape): boolean => isOptionalSchema(route.hooks.body);
+
+const errorBody = (codes: readonly DocumentedCode[]) => ({
+  type: "object",
+  required: ["message", "errorCode", "requestId"],
+  properties: {
+    message: { type: "string", description: "What went wrong, in words" },
+    errorCode: { type: "string", enum: [...codes], description: "Stable code for programs" },
+    requestId: { type: "string", description: "The X-Request-Id of the request, to give to support" },
+  },
+});
+
+const validationBody = () => {
+  const body = errorBody(["VALIDATION_ERROR"]);
+  return {
+    ...body,
+    required: [...body.required, "detail"],
+    properties: {
+      ...body.properties,
+      detail: {
+        type: "array",
+        description: "One entry per invalid field",
+        items: {
+          type: "object",
+          required: ["loc", "msg", "type"],
+          properties: {
+            loc: {
+              type: "array",
+              items: { anyOf: [{ type: "string" }, { type: "integer" }] },
+              description: 'Where the value was and its name, e.g. ["query", "limit"]',
+            },
+            msg: { type: "string" },
+            type: { type: "string" },
+          },
+        },
+      },
+    },
+  };
+};
+
+const RETRY_AFTER = { description: "Seconds to wait before retrying", schema: { type: "integer" } };
 
 /**
- * As the plugin's `references` option. Its type asks for every schema of an operation, but the plugin merges
- * only the ones given; here only error responses are.
+ * The OpenAPI response objects of the route's error statuses, keyed by status. Statuses the route already
+ * declares as answers of its own (a 503 readiness body) are left to the route.
  */
-export function errorReferences(routes: () => readonly RouteShape[]): AdditionalReferences {
-  let cached: References | undefined;
-  const build = () => {
-    if (cached !== undefined) return cached;
-    const references: References = {};
-    for (const route of routes()) {
-      const { hooks } = route;
-      const response: Record<number, unknown> = {
-        500: described("Internal error; the body carries the requestId"),
-      };
-      // The auth macro declares the route's security requirement; that is what marks it authenticated.
-      const security = (hooks.detail as { security?: unknown[] } | undefined)?.security;
-      if (security !== undefined && security.length > 0) {
-        response[401] = described(
-          "Missing or invalid API key or token (INVALID_API_KEY, INVALID_TOKEN, TOKEN_REVOKED)",
-        );
-        response[403] = described(
-          "Not allowed: scope, origin, admin-only field, inactive account or subscription, unverified e-mail",
-        );
-        response[429] = described(
-          "Rate or plan limit exceeded (RATE_LIMITED, PLAN_LIMIT_EXCEEDED); see Retry-After",
-        );
-      }
-      if (hooks.body !== undefined || hooks.query !== undefined || hooks.params !== undefined) {
-        response[422] = described("Validation error", ValidationErrorBody);
-      }
-      if (hooks.params !== undefined)
-        response[404] = described("Not found, or owned by another account (NOT_FOUND)");
-      // Keyed by the route's own path (":param"), as the plugin looks references up.
-      const byMethod = references[route.path] ?? {};
-      byMethod[route.method.toLowerCase()] = { response };
-      references[route.path] = byMethod;
-    }
-    // The plugin may ask before any route is registered; only a finished table is worth keeping.
-    if (Object.keys(references).length > 0) cached = references;
-    return references;
-  };
-  return build as unknown as AdditionalReferences;
+export function errorResponses(route: RouteShape): Record<string, Record<string, unknown>> {
+  const byStatus = new Map<number, DocumentedCode[]>();
+  for (const code of documentedErrorCodes(route)) {
+    const status = statusOf(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Record<string, unknown>> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const description = codes.map((code) => `${code}: ${MEANING[code]}`).join("; ");
+    const schema = status === 422 ? validationBody() : errorBody(codes);
+    responses[String(status)] = {
+      description,
+      ...(status === 429 || status === 503 ? { headers: { "Retry-After": RETRY_AFTER } } : {}),
+      content: { "application/json": { schema } },
+    };
+  }
+  return responses;
 }

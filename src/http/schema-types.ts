@@ -4,6 +4,41 @@
  * TypeBox integer is checked by the compiled validator alone. JSON bodies and responses carry real numbers,
  * so nothing is lost. Path and query parameters, which arrive as strings, keep `t.Integer` / `t.Numeric`.
  */
-import { type IntegerOptions, Type } from "@sinclair/typebox";
+import { type IntegerOptions, Kind, Type, TypeRegistry } from "@sinclair/typebox";
 
 export const JsonInteger = (options?: IntegerOptions) => Type.Integer(options);
+
+export const MAX_ATTRIBUTE_KEYS = 100;
+export const MAX_ATTRIBUTES_JSON_BYTES = 16 * 1024;
+
+const BOUNDED_ATTRIBUTES = "BoundedAttributes";
+
+/**
+ * Free key/value attributes with the contract's bounds: at most 100 keys and 16 KB as JSON. JSON Schema can
+ * count keys but not measure size, so the check is a TypeBox kind of its own; it runs wherever the schema is
+ * compiled (the routes and each bulk-ingestion record). A megabyte-sized attribute was accepted before, and
+ * every filter then lower-cased it again on every request.
+ */
+if (!TypeRegistry.Has(BOUNDED_ATTRIBUTES)) {
+  TypeRegistry.Set(BOUNDED_ATTRIBUTES, (_schema, value) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+    if (Object.keys(value).length > MAX_ATTRIBUTE_KEYS) return false;
+    return Buffer.byteLength(JSON.stringify(value)) <= MAX_ATTRIBUTES_JSON_BYTES;
+  });
+}
+
+export const Attributes = (description: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    [Kind]: BOUNDED_ATTRIBUTES,
+    type: "object",
+    maxProperties: MAX_ATTRIBUTE_KEYS,
+    additionalProperties: true,
+    description: `${description} At most ${MAX_ATTRIBUTE_KEYS} keys and 16 KB as JSON.`,
+    "x-expected": `an object of at most ${MAX_ATTRIBUTE_KEYS} keys and 16 KB as JSON`,
+  });
+
+/**
+ * Options of every query-string schema: parameters a route does not know (a cache buster, `utm_*`) are
+ * ignored, as links and proxies add them; Elysia otherwise refuses them with a 422.
+ */
+export const UNKNOWN_QUERY_IGNORED = { additionalProperties: true } as const;

@@ -19,6 +19,8 @@ export interface RowQueueOptions {
   /** Terminal failure status and the text column that receives the reason. */
   failed: string;
   failureColumn: string;
+  /** Columns emptied when a job fails for good, e.g. a stored request holding personal data. */
+  clearedOnFailure?: readonly string[];
 }
 
 /** The columns every claimed job carries; a job kind can read the rest of its row itself. */
@@ -59,6 +61,10 @@ export function rowQueue(options: RowQueueOptions): RowQueue {
   const table = sql.identifier(options.table);
   const failureColumn = sql.identifier(options.failureColumn);
   const claimable = list(options.claimable);
+  const cleared = sql.join(
+    (options.clearedOnFailure ?? []).map((column) => sql`, ${sql.identifier(column)} = null`),
+    sql``,
+  );
 
   const deadClaim = (o: ReclaimOptions): SQL => sql`status = ${options.running}
     and claimed_by is not null
@@ -101,7 +107,7 @@ export function rowQueue(options: RowQueueOptions): RowQueue {
     async fail(database, job, workerId, reason) {
       await database.rows(sql`
         update ${table} set status = ${options.failed}, ${failureColumn} = ${reason}, claimed_by = null,
-          heartbeat_at = null, finished_at = now()
+          heartbeat_at = null, finished_at = now()${cleared}
         where id = ${job.id} and claimed_by = ${workerId} and status = ${options.running}`);
     },
 
@@ -109,6 +115,7 @@ export function rowQueue(options: RowQueueOptions): RowQueue {
       const failed = await database.rows(sql`
         update ${table} set status = ${options.failed}, finished_at = now(), claimed_by = null, heartbeat_at = null,
           ${failureColumn} = 'The job was interrupted ' || attempts || ' times (process stopped or crashed); giving up'
+          ${cleared}
         where ${deadClaim(o)} and attempts >= ${o.maxAttempts}
         returning id`);
       const requeued = await database.rows(sql`

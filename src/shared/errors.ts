@@ -18,19 +18,24 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   NO_MODEL: 404,
   CONFLICT: 409,
+  METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_ERROR: 422,
   RATE_LIMITED: 429,
   PLAN_LIMIT_EXCEEDED: 429,
   TRAINING_TOO_FREQUENT: 429,
   INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+  BILLING_NOT_CONFIGURED: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** One entry per invalid field, as in the 422 body's `detail` array. */
 export interface ValidationIssue {
-  loc: string[];
+  /** Where the value was and its name: ["query", "limit"], ["body", "filters", "filters", 0, "op"]. */
+  loc: (string | number)[];
   msg: string;
   type: string;
 }

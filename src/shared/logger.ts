@@ -1,4 +1,6 @@
 /** Structured JSON logs: one object per line on stdout. Callers must never pass secrets in fields. */
+import { databaseErrorCode, isDatabaseError } from "../db/errors";
+
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -36,8 +38,43 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink, base: 
   };
 }
 
-// Errors serialise to {} by default; keep name, message and stack for the log (never for a response body).
+/**
+ * Errors serialise to {} by default; keep what helps find the fault without the values involved. A database
+ * error's message and parameters name the values of the failed statement (drizzle's "Failed query … params:"
+ * held e-mail addresses and key hashes), so it is logged by its code and the schema names it carries; other
+ * errors keep their message. The stack is kept without its first line, which repeats the message.
+ */
 function errorReplacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (value instanceof Error) return describeError(value);
   return value;
+}
+
+const SCHEMA_NAMES = ["table_name", "column_name", "constraint_name", "routine"] as const;
+
+export function describeError(error: Error, depth = 0): Record<string, unknown> {
+  const fromDatabase = isDatabaseError(error);
+  const described: Record<string, unknown> = { name: error.name };
+  const code = fromDatabase ? databaseErrorCode(error) : (error as { code?: unknown }).code;
+  if (code !== undefined) described.code = code;
+  if (fromDatabase) {
+    const origin = deepestCause(error) as Record<string, unknown>;
+    for (const key of SCHEMA_NAMES) if (typeof origin[key] === "string") described[key] = origin[key];
+  } else {
+    described.message = error.message;
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error && depth < 3) described.cause = describeError(cause, depth + 1);
+  }
+  const frames = error.stack?.split("\n").filter((line) => line.trimStart().startsWith("at "));
+  if (frames !== undefined && frames.length > 0) described.stack = frames.join("\n");
+  return described;
+}
+
+function deepestCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 6; depth++) {
+    const cause = (current as { cause?: unknown }).cause;
+    if (cause === undefined || cause === null) break;
+    current = cause;
+  }
+  return current;
 }

@@ -77,7 +77,9 @@ export class ArtifactCache {
     try {
       await mkdir(this.dir, { recursive: true });
       const target = this.path(accountId, modelId);
-      const temporary = `${target}.${process.pid}.tmp`;
+      // Unique per write: two loads of one model in one process write at the same time, and a shared name
+      // let one rename the other's file away (ENOENT on the second rename).
+      const temporary = `${target}.${process.pid}.${crypto.randomUUID()}.tmp`;
       await Bun.write(temporary, bytes);
       await rename(temporary, target);
       await this.prune(accountId);

@@ -1,14 +1,16 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { lapseOverdueSubscriptions } from "../../src/modules/billing/lapse-sweeper";
 import { signatureHeader } from "../../src/modules/billing/signature";
-import { sharedTestContext, type TestContext } from "../helpers/context";
+import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 
 let ctx: TestContext;
+// Billing needs PAYMENT_PROVIDER: `local` is the explicit test mode.
 beforeAll(async () => {
-  ctx = await sharedTestContext();
+  ctx = await createTestContext({ PAYMENT_PROVIDER: "local" });
 });
+afterAll(() => ctx.close());
 
 const both = (tenant: Tenant) => ({ apiKey: tenant.apiKey, token: tenant.token });
 const pathOf = (url: string) => new URL(url).pathname;
@@ -125,10 +127,15 @@ describe("end-to-end upgrade through the local provider", () => {
 });
 
 describe("POST /api/v1/billing/create-portal-session and lapsing", () => {
-  test("answers 404 without a subscription", async () => {
+  test("every account gets a portal: without a subscription it shows the plans to choose from", async () => {
     const tenant = await registerTenant(ctx);
     const res = await ctx.request("POST", "/api/v1/billing/create-portal-session", both(tenant));
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(200);
+    const page = await ctx.request("GET", pathOf(res.body.url));
+    expect(page.status).toBe(200);
+    for (const plan of ["FREE", "STARTER", "PRO"]) expect(page.text).toContain(plan);
+    expect(page.text).toContain("TEST MODE");
+    expect(page.text).not.toContain("Cancel subscription");
   });
 
   test("needs both an API key and a JWT", async () => {
@@ -137,7 +144,7 @@ describe("POST /api/v1/billing/create-portal-session and lapsing", () => {
     expect(res.status).toBe(401);
   });
 
-  test("cancelling in the portal lapses the plan: API use 403 SUBSCRIPTION_INACTIVE, FREE limits on account routes", async () => {
+  test("cancelling in the portal moves the account to FREE: never locked out, FREE limits", async () => {
     const tenant = await registerTenant(ctx);
     await subscribe(tenant, "STARTER");
     const portal = await ctx.request("POST", "/api/v1/billing/create-portal-session", {
@@ -154,12 +161,14 @@ describe("POST /api/v1/billing/create-portal-session and lapsing", () => {
     expect(cancelled.headers.get("location")).toBe("https://shop.example.com/account");
 
     const api = await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
-    expect(api.status).toBe(403);
-    expect(api.body.errorCode).toBe("SUBSCRIPTION_INACTIVE");
+    expect(api.status).toBe(200);
     const usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
     expect(usage.status).toBe(200);
-    expect(usage.body.subscriptionStatus).toBe("lapsed");
+    expect(usage.body.plan).toBe("FREE");
+    expect(usage.body.subscriptionStatus).toBe("cancelled");
     expect(usage.body.limits.requestsPerMinute).toBe(ctx.deps.plans.FREE!.limits.requestsPerMinute);
+    const account = await ctx.request("GET", "/api/v1/accounts/current", { apiKey: tenant.apiKey });
+    expect(account.body).toMatchObject({ plan: "FREE", subscriptionRenewsAt: null });
 
     // Subscribing again restores the plan.
     await subscribe(tenant, "STARTER");
@@ -167,16 +176,23 @@ describe("POST /api/v1/billing/create-portal-session and lapsing", () => {
     expect(restored.status).toBe(200);
   });
 
-  test("a paid subscription whose renewal date passed the grace period lapses", async () => {
+  test("a paid subscription whose renewal date passed the grace period lapses to FREE, still usable", async () => {
     const tenant = await registerTenant(ctx);
     await subscribe(tenant, "STARTER");
+    // A local subscription shows when it renews: a month after authorisation.
+    const active = await ctx.request("GET", "/api/v1/accounts/current", { apiKey: tenant.apiKey });
+    const renewsAt = Date.parse(active.body.subscriptionRenewsAt);
+    expect(renewsAt - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    expect(renewsAt - Date.now()).toBeLessThan(31 * 86_400_000);
     await ctx.deps.database.db.execute(
       sql`update accounts set subscription_renews_at = now() - interval '4 days' where id = ${tenant.accountId}`,
     );
     const lapsed = await lapseOverdueSubscriptions(ctx.deps);
     expect(lapsed).toContain(tenant.accountId);
     const api = await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
-    expect(api.body.errorCode).toBe("SUBSCRIPTION_INACTIVE");
+    expect(api.status).toBe(200);
+    const usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+    expect(usage.body).toMatchObject({ plan: "FREE", subscriptionStatus: "lapsed" });
   });
 
   test("changing from one paid plan to another cancels the old subscription; its webhooks no longer change the plan", async () => {

@@ -71,7 +71,7 @@ beforeAll(async () => {
     PAYMENT_PROVIDER: "mercadopago",
     MERCADOPAGO_ACCESS_TOKEN: TOKEN,
     MERCADOPAGO_API_URL: `http://127.0.0.1:${standIn.port}`,
-    PAYMENT_WEBHOOK_SECRET: "mp-webhook-secret-for-tests",
+    PAYMENT_WEBHOOK_SECRET: "mp-webhook-secret-for-tests-0123456789",
   });
 });
 afterAll(async () => {
@@ -79,20 +79,35 @@ afterAll(async () => {
   standIn.stop(true);
 });
 
-const notify = (preapprovalId: string) =>
-  ctx.request("POST", "/api/v1/billing/webhook/mercadopago", {
-    body: {
-      id: Math.floor(Math.random() * 1e12),
-      type: "subscription_preapproval",
-      action: "updated",
-      api_version: "v1",
-      date_created: new Date().toISOString(),
-      live_mode: false,
-      user_id: "123",
-      data: { id: preapprovalId },
+/** A notification as MercadoPago sends it: `data.id` in the query, signed with its X-Request-Id. */
+const notify = (preapprovalId: string, signature?: string, requestId: string = crypto.randomUUID()) =>
+  ctx.request(
+    "POST",
+    `/api/v1/billing/webhook/mercadopago?data.id=${preapprovalId}&type=subscription_preapproval`,
+    {
+      body: {
+        id: Math.floor(Math.random() * 1e12),
+        type: "subscription_preapproval",
+        action: "updated",
+        api_version: "v1",
+        date_created: new Date().toISOString(),
+        live_mode: false,
+        user_id: "123",
+        data: { id: preapprovalId },
+      },
+      headers: {
+        "x-request-id": requestId,
+        "x-signature":
+          signature ??
+          signatureHeader(
+            "mp-webhook-secret-for-tests-0123456789",
+            preapprovalId.toLowerCase(),
+            undefined,
+            requestId,
+          ),
+      },
     },
-    headers: { "x-signature": signatureHeader("mp-webhook-secret-for-tests", preapprovalId) },
-  });
+  );
 
 describe("MercadoPago adapter", () => {
   test("creates a monthly preapproval and answers its init_point as the checkout URL", async () => {
@@ -121,7 +136,7 @@ describe("MercadoPago adapter", () => {
     });
   });
 
-  test("authorized → plan active with higher limits; cancelled → lapsed with 403 on API use", async () => {
+  test("authorized → plan active with higher limits; cancelled → FREE, never locked out", async () => {
     const tenant = await registerTenant(ctx);
     const session = await ctx.request("POST", "/api/v1/billing/create-subscription-session", {
       apiKey: tenant.apiKey,
@@ -155,8 +170,53 @@ describe("MercadoPago adapter", () => {
     preapprovals.get(id)!.status = "cancelled";
     await notify(id);
     const api = await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
-    expect(api.status).toBe(403);
-    expect(api.body.errorCode).toBe("SUBSCRIPTION_INACTIVE");
+    expect(api.status).toBe(200);
+    usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+    expect(usage.body).toMatchObject({ plan: "FREE", subscriptionStatus: "cancelled" });
+  });
+
+  test("checks MercadoPago's own manifest: a signature without the request id, or over another request id, is 401", async () => {
+    const tenant = await registerTenant(ctx);
+    const session = await ctx.request("POST", "/api/v1/billing/create-subscription-session", {
+      apiKey: tenant.apiKey,
+      token: tenant.token,
+      body: { plan: "STARTER" },
+    });
+    const id = new URL(session.body.checkoutUrl).searchParams.get("preapproval_id")!;
+    preapprovals.get(id)!.status = "authorized";
+    const secret = "mp-webhook-secret-for-tests-0123456789";
+    const withoutRequestId = signatureHeader(secret, id.toLowerCase());
+    const otherRequest = signatureHeader(secret, id.toLowerCase(), undefined, "another-request");
+    for (const signature of [withoutRequestId, otherRequest]) {
+      const res = await notify(id, signature, "the-request");
+      expect(res.status).toBe(401);
+      expect(res.body.errorCode).toBe("INVALID_SIGNATURE");
+    }
+    const plan = async () =>
+      (await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey })).body.plan;
+    expect(await plan()).toBe("FREE");
+    // The manifest MercadoPago documents: id:{data.id};request-id:{x-request-id};ts:{ts};
+    const ts = Math.floor(Date.now() / 1000);
+    const { createHmac } = await import("node:crypto");
+    const v1 = createHmac("sha256", secret)
+      .update(`id:${id.toLowerCase()};request-id:the-request;ts:${ts};`)
+      .digest("hex");
+    expect((await notify(id, `ts=${ts},v1=${v1}`, "the-request")).status).toBe(200);
+    expect(await plan()).toBe("STARTER");
+  });
+
+  test("an account without a subscription gets this service's portal page listing the plans", async () => {
+    const tenant = await registerTenant(ctx);
+    const portal = await ctx.request("POST", "/api/v1/billing/create-portal-session", {
+      apiKey: tenant.apiKey,
+      token: tenant.token,
+    });
+    expect(portal.status).toBe(200);
+    expect(portal.body.provider).toBe("mercadopago");
+    const page = await ctx.request("GET", new URL(portal.body.url).pathname);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("STARTER");
+    expect(page.text).not.toContain("TEST MODE");
   });
 
   test("a webhook for a preapproval the provider does not know is acknowledged without effect", async () => {
@@ -195,7 +255,7 @@ describe("MercadoPago adapter", () => {
     expect((await notify(starter)).status).toBe(200);
     expect(await plan()).toBe("PRO");
 
-    expect(await cancelSuperseded(ctx.deps)).toBe(1);
+    expect(await cancelSuperseded({ ...ctx.deps, payments: ctx.deps.payments! })).toBe(1);
     const put = received.filter((r) => r.method === "PUT" && r.path === `/preapproval/${starter}`);
     expect(put.at(-1)!.body).toEqual({ status: "cancelled" });
     expect(put.at(-1)!.auth).toBe(`Bearer ${TOKEN}`);

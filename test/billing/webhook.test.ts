@@ -1,13 +1,15 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { signatureFor, signatureHeader } from "../../src/modules/billing/signature";
-import { sharedTestContext, type TestContext } from "../helpers/context";
+import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant } from "../helpers/tenant";
 
 let ctx: TestContext;
+// Billing needs PAYMENT_PROVIDER: `local` is the explicit test mode.
 beforeAll(async () => {
-  ctx = await sharedTestContext();
+  ctx = await createTestContext({ PAYMENT_PROVIDER: "local" });
 });
+afterAll(() => ctx.close());
 
 const secret = () => ctx.deps.config.paymentWebhookSecret;
 

@@ -56,6 +56,13 @@ describe("dashboard routes", () => {
     const browser = await ctx.request("GET", "/", { headers: { accept: "text/html,application/xhtml+xml" } });
     expect(browser.status).toBe(302);
     expect(browser.headers.get("location")).toBe("/dashboard");
+    expect(browser.headers.get("x-request-id")).not.toBeNull();
+    const withQuery = await ctx.request("GET", "/?utm_source=mail", { headers: { accept: "text/html" } });
+    expect(withQuery.status).toBe(302);
+    // Only `/` itself: other paths and other methods answer as before.
+    expect((await ctx.request("GET", "/nothing-here", { headers: { accept: "text/html" } })).status).toBe(404);
+    const post = await ctx.request("POST", "/", { headers: { accept: "text/html" } });
+    expect(post.status).toBe(404);
     const client = await ctx.request("GET", "/");
     expect(client.status).toBe(404);
     expect(client.body).toMatchObject({ errorCode: "NOT_FOUND", message: "No route for GET /" });

@@ -141,8 +141,9 @@ describe("erasure and export", () => {
     expect(exported.body.searches).toHaveLength(1);
     expect(exported.body.orders).toHaveLength(1);
     expect(exported.body.recommendations).toEqual([
-      { endpoint: "homepage", items: ["p"], timestamp: expect.any(String) },
+      { recommendation_id: null, endpoint: "homepage", items: ["p"], timestamp: expect.any(String) },
     ]);
+    expect(exported.body.attributions).toEqual([]);
     expect(typeof exported.body.exportedAt).toBe("string");
 
     const heard: EndUserErased[] = [];
@@ -155,7 +156,7 @@ describe("erasure and export", () => {
       expect(erased.body).toEqual({
         externalId: "eve",
         erased: true,
-        deleted: { interactions: 3, searches: 1, recommendations: 1, orders: 1 },
+        deleted: { interactions: 3, searches: 1, recommendations: 1, orders: 1, attributions: 0 },
         erasedAt: expect.any(String),
       });
       // Caches in this process hear it at once, other processes through NOTIFY.

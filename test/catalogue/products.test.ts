@@ -67,8 +67,8 @@ describe("POST /api/v1/products/", () => {
   test.each([
     ["price 0", { price: 0 }, "price"],
     ["negative price", { price: -1 }, "price"],
-    ["name over 200 chars", { name: "n".repeat(201) }, "name"],
-    ["category over 50 chars", { category: "c".repeat(51) }, "category"],
+    ["name over 500 chars", { name: "n".repeat(501) }, "name"],
+    ["category over 255 chars", { category: "c".repeat(256) }, "category"],
     ["externalId over 255 chars", { externalId: "e".repeat(256) }, "externalId"],
     ["unknown field", { colour: "red" }, "colour"],
   ])(

@@ -31,7 +31,10 @@ describe("settings", () => {
     expect(config.databaseUrl).toBeUndefined();
     expect(config.tls).toBeUndefined();
     expect(config.publicBaseUrl).toBe("http://localhost:8000");
-    expect(config.paymentProvider).toBe("local");
+    // Unset: billing is not configured (the local provider is an explicit test mode, never a default).
+    expect(config.paymentProvider).toBeUndefined();
+    expect(config.signupLimitPerHour).toBe(20);
+    expect(config.trustProxy).toBeUndefined();
     expect(config.logLevel).toBe("info");
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -55,6 +58,9 @@ describe("settings", () => {
     ["PAYMENT_PROVIDER", { PAYMENT_PROVIDER: "paypal" }],
     ["MERCADOPAGO_ACCESS_TOKEN", { PAYMENT_PROVIDER: "mercadopago" }],
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }],
+    ["PAYMENT_WEBHOOK_SECRET", { PAYMENT_WEBHOOK_SECRET: "x".repeat(31) }],
+    ["SIGNUP_LIMIT_PER_HOUR", { SIGNUP_LIMIT_PER_HOUR: "-1" }],
+    ["TRUST_PROXY", { TRUST_PROXY: "my-proxy" }],
     ["JWT_TTL_SECONDS", { JWT_TTL_SECONDS: "10" }],
     ["JOB_CONCURRENCY", { JOB_CONCURRENCY: "-1" }],
     ["TRAININGS_PER_DAY", { TRAININGS_PER_DAY: "0" }],

@@ -73,6 +73,10 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     LOG_LEVEL: "debug",
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     PUBLIC_BASE_URL: "http://localhost:8000",
+    // In-process requests have no socket, so every test's sign-ups come from one "client"; the tests of
+    // the sign-up limit and of X-Forwarded-For handling set these themselves.
+    SIGNUP_LIMIT_PER_HOUR: "0",
+    TRUST_PROXY: "1",
     ...(usingPostgres() ? { DATABASE_URL: own?.url ?? process.env.TEST_DATABASE_URL } : {}),
     ...env,
   });

@@ -2,22 +2,26 @@ import { describe, expect, test } from "bun:test";
 import { createTestContext, sharedTestContext, type TestContext } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import { registerTenant, uniqueEmail } from "../helpers/tenant";
+import { latestVerificationToken } from "./outbox";
 
 describe("GET /api/v1/accounts/current", () => {
-  test("returns the caller's account with a key or a token", async () => {
+  test("returns the caller's account with a key or a token, under the specification's field names", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx, { accountName: "Acme" });
     for (const auth of [{ apiKey: tenant.apiKey }, { token: tenant.token }]) {
       const res = await ctx.request("GET", "/api/v1/accounts/current", auth);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({
+      expect(res.body).toEqual({
         accountId: tenant.accountId,
         name: "Acme",
-        isActive: true,
+        is_active: true,
+        onboarding_checklist_status: {},
+        payment_customer_id: null,
         plan: "FREE",
         subscriptionStatus: "none",
-        onboardingChecklistStatus: {},
-        paymentCustomerId: null,
+        subscriptionRenewsAt: null,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
     }
   });
@@ -30,20 +34,41 @@ describe("GET /api/v1/accounts/current", () => {
 });
 
 describe("PATCH /api/v1/accounts/current", () => {
-  test("a regular user may change the onboarding checklist (snake_case or camelCase)", async () => {
+  test("a regular user may change the onboarding checklist; PATCH merges keys into the stored object", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
-    const snake = await ctx.request("PATCH", "/api/v1/accounts/current", {
+    const first = await ctx.request("PATCH", "/api/v1/accounts/current", {
       token: tenant.token,
-      body: { onboarding_checklist_status: { catalogue: true } },
+      body: { onboarding_checklist_status: { catalogue: true, step: 1 } },
     });
-    expect(snake.status).toBe(200);
-    expect(snake.body.onboardingChecklistStatus).toEqual({ catalogue: true });
-    const camel = await ctx.request("PATCH", "/api/v1/accounts/current", {
+    expect(first.status).toBe(200);
+    expect(first.body.onboarding_checklist_status).toEqual({ catalogue: true, step: 1 });
+    const second = await ctx.request("PATCH", "/api/v1/accounts/current", {
       apiKey: tenant.apiKey,
-      body: { onboardingChecklistStatus: { catalogue: true, training: true } },
+      body: { onboarding_checklist_status: { training: true, step: 2 } },
     });
-    expect(camel.body.onboardingChecklistStatus).toEqual({ catalogue: true, training: true });
+    expect(second.status).toBe(200);
+    expect(second.body.onboarding_checklist_status).toEqual({ catalogue: true, training: true, step: 2 });
+    const read = await ctx.request("GET", "/api/v1/accounts/current", { apiKey: tenant.apiKey });
+    expect(read.body.onboarding_checklist_status).toEqual({ catalogue: true, training: true, step: 2 });
+  });
+
+  test("a merge that would grow the checklist past 16 KB answers 422 and changes nothing", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const half = "x".repeat(9_000);
+    const ok = await ctx.request("PATCH", "/api/v1/accounts/current", {
+      token: tenant.token,
+      body: { onboarding_checklist_status: { a: half } },
+    });
+    expect(ok.status).toBe(200);
+    const tooBig = await ctx.request("PATCH", "/api/v1/accounts/current", {
+      token: tenant.token,
+      body: { onboarding_checklist_status: { b: half } },
+    });
+    expect(tooBig.status).toBe(422);
+    const read = await ctx.request("GET", "/api/v1/accounts/current", { token: tenant.token });
+    expect(Object.keys(read.body.onboarding_checklist_status)).toEqual(["a"]);
   });
 
   test("admin-only fields answer 403 ADMIN_REQUIRED for a regular user", async () => {
@@ -55,13 +80,13 @@ describe("PATCH /api/v1/accounts/current", () => {
       expect(res.body.errorCode).toBe("ADMIN_REQUIRED");
     }
     const account = await ctx.request("GET", "/api/v1/accounts/current", { token: tenant.token });
-    expect(account.body.isActive).toBe(true);
+    expect(account.body.is_active).toBe(true);
   });
 
-  test("unknown fields and conflicting spellings answer 422", async () => {
+  test("unknown fields (the old camelCase names included) answer 422", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
-    for (const body of [{ plan: "ENTERPRISE" }, { is_active: true, isActive: false }]) {
+    for (const body of [{ plan: "ENTERPRISE" }, { onboardingChecklistStatus: { a: 1 } }]) {
       const res = await ctx.request("PATCH", "/api/v1/accounts/current", { token: tenant.token, body });
       expect(res.status).toBe(422);
     }
@@ -78,10 +103,14 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
   let ctx: TestContext;
   const adminEmail = uniqueEmail("admin");
 
-  test("are flagged isAdmin and may PATCH and PUT name, is_active and the customer id", async () => {
+  test("once verified, are flagged isAdmin and may PATCH and PUT name, is_active and the customer id", async () => {
     ctx = await createTestContext({ ADMIN_EMAILS: adminEmail });
     try {
       const admin = await registerTenant(ctx, { email: adminEmail });
+      const verified = await ctx.request("GET", "/api/v1/auth/verify-email", {
+        query: { token: latestVerificationToken(ctx, adminEmail) },
+      });
+      expect(verified.status).toBe(200);
       const me = await ctx.request("GET", "/api/v1/system-users/me", { token: admin.token });
       expect(me.body.isAdmin).toBe(true);
       const patched = await ctx.request("PATCH", "/api/v1/accounts/current", {
@@ -89,7 +118,7 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
         body: { name: "Platform", payment_customer_id: "cus_123" },
       });
       expect(patched.status).toBe(200);
-      expect(patched.body).toMatchObject({ name: "Platform", paymentCustomerId: "cus_123" });
+      expect(patched.body).toMatchObject({ name: "Platform", payment_customer_id: "cus_123" });
       const incomplete = await ctx.request("PUT", "/api/v1/accounts/current", {
         token: admin.token,
         body: { name: "Only name" },
@@ -102,8 +131,8 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
       expect(put.status).toBe(200);
       expect(put.body).toMatchObject({
         name: "Replaced",
-        isActive: true,
-        onboardingChecklistStatus: { done: true },
+        is_active: true,
+        onboarding_checklist_status: { done: true },
       });
 
       const regular = await registerTenant(ctx);
@@ -131,6 +160,56 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
         expect(res.status).toBe(403);
         expect(res.body.errorCode).toBe("FORBIDDEN");
       }
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe("admin rights need the verified address (ADMIN_EMAILS)", () => {
+  test("registering a listed address gives no admin rights until it is verified", async () => {
+    const adminEmail = uniqueEmail("admin");
+    const ctx = await createTestContext({ ADMIN_EMAILS: adminEmail });
+    try {
+      const squatter = await registerTenant(ctx, { email: adminEmail });
+      const register = await ctx.request("POST", "/api/v1/auth/token", {
+        body: { email: adminEmail, password: squatter.password },
+      });
+      expect(register.body.isAdmin).toBe(false);
+      const me = await ctx.request("GET", "/api/v1/system-users/me", { token: squatter.token });
+      expect(me.body).toMatchObject({ emailVerified: false, isAdmin: false });
+      const refused = await ctx.request("PATCH", "/api/v1/accounts/current", {
+        token: squatter.token,
+        body: { name: "Taken over" },
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.body.errorCode).toBe("ADMIN_REQUIRED");
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test("changing one's e-mail to a listed address gives no admin rights while unverified", async () => {
+    const adminEmail = uniqueEmail("admin");
+    const ctx = await createTestContext({ ADMIN_EMAILS: adminEmail });
+    try {
+      const user = await registerTenant(ctx);
+      const changed = await ctx.request("PUT", "/api/v1/system-users/me", {
+        token: user.token,
+        body: { email: adminEmail, currentPassword: user.password },
+      });
+      expect(changed.status).toBe(200);
+      expect(changed.body).toMatchObject({ email: adminEmail, emailVerified: false, isAdmin: false });
+      const refused = await ctx.request("PUT", "/api/v1/accounts/current", {
+        token: user.token,
+        body: { name: "Mine", is_active: true },
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.body.errorCode).toBe("ADMIN_REQUIRED");
+      const login = await ctx.request("POST", "/api/v1/auth/token", {
+        body: { email: adminEmail, password: user.password },
+      });
+      expect(login.body.isAdmin).toBe(false);
     } finally {
       await ctx.close();
     }

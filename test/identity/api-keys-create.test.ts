@@ -57,6 +57,25 @@ describe("POST /api/v1/api-keys/", () => {
     }
   });
 
+  test("wildcards on public suffixes (*.com, *.co.uk, *.github.io) are refused with 422 naming the entry; *.shop.com is accepted", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    for (const domain of ["*.com", "*.co.uk", "*.github.io", "*.COM"]) {
+      const res = await ctx.request("POST", "/api/v1/api-keys/", {
+        token: tenant.token,
+        body: { name: "wide", kind: "publishable", allowedDomains: ["shop.com", domain] },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(["body", "allowedDomains", "1"]);
+      expect(res.body.detail[0].msg).toContain("public suffix");
+    }
+    const ok = await ctx.request("POST", "/api/v1/api-keys/", {
+      token: tenant.token,
+      body: { name: "narrow", kind: "publishable", allowedDomains: ["*.shop.co.uk", "*.shop.com"] },
+    });
+    expect(ok.status).toBe(201);
+  });
+
   test("requires a user JWT: no token or only an API key answers 401 INVALID_TOKEN", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);

@@ -44,6 +44,17 @@ describe("publishable keys", () => {
     expect(hostAllowed("evilcdn.example.com", domains)).toBe(false);
   });
 
+  test("the caller's host counts only from an https origin, or http on the local machine", async () => {
+    const { callerHost } = await import("../../src/modules/api-keys/origins");
+    const from = (origin: string) => callerHost(new Request("http://localhost/", { headers: { origin } }));
+    expect(from("https://a.shop.com")).toBe("a.shop.com");
+    expect(from("http://localhost:3000")).toBe("localhost");
+    expect(from("http://127.0.0.1:8080")).toBe("127.0.0.1");
+    expect(from("javascript://a.shop.com")).toBeUndefined();
+    expect(from("http://a.shop.com")).toBeUndefined();
+    expect(from("file://a.shop.com/x")).toBeUndefined();
+  });
+
   test("are refused from a foreign or missing origin with 403 ORIGIN_NOT_ALLOWED", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
@@ -66,6 +77,11 @@ describe("publishable keys", () => {
       { origin: "https://evil.example.net" },
       {},
       { origin: "null" },
+      // The right host under another scheme: only https counts (http only for the local machine).
+      { origin: "javascript://shop.example.com" },
+      { origin: "http://shop.example.com" },
+      { referer: "ftp://shop.example.com/x" },
+      { origin: "data://shop.example.com" },
     ];
     for (const headers of foreign) {
       const res = await call(headers);

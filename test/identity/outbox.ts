@@ -11,7 +11,7 @@ export function latestVerificationToken(ctx: TestContext, email: string): string
   for (const file of files.reverse()) {
     const text = readFileSync(join(dir, file), "utf8");
     if (!text.includes(`To: ${email}`)) continue;
-    const match = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(text);
+    const match = /verify-email\?token=([A-Za-z0-9_.-]+)/.exec(text);
     if (match?.[1] !== undefined) return match[1];
   }
   throw new Error(`no verification mail for ${email}`);

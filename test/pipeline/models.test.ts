@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { models } from "../../src/db/schema";
+import { models, trainingJobs } from "../../src/db/schema";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import { registerTenant } from "../helpers/tenant";
@@ -32,16 +32,43 @@ async function insertModels(ctx: TestContext, accountId: number, published: bool
   return ids;
 }
 
+/** Training jobs that produced the given models, finished in the given order. */
+async function insertTrainings(
+  ctx: TestContext,
+  accountId: number,
+  runs: { modelId: number | null; status: string }[],
+): Promise<void> {
+  for (const [i, run] of runs.entries()) {
+    await ctx.deps.database.db.insert(trainingJobs).values({
+      accountId,
+      taskId: crypto.randomUUID(),
+      status: run.status,
+      modelId: run.modelId,
+      finishedAt: new Date(Date.now() - (runs.length - i) * 60_000),
+    });
+  }
+}
+
 describe("GET /api/v1/pipeline/status", () => {
-  test("returns the published model's metadata, not a newer unpublished one", async () => {
+  test("returns the latest completed training's model with published: false when it was kept back", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
-    const [published] = await insertModels(ctx, tenant.accountId, [true, false]);
+    const [serving, keptBack, fromFailedRun] = await insertModels(ctx, tenant.accountId, [
+      true,
+      false,
+      false,
+    ]);
+    await insertTrainings(ctx, tenant.accountId, [
+      { modelId: serving!, status: "completed" },
+      { modelId: keptBack!, status: "completed" },
+      // A run that failed after writing its model is not a completed training.
+      { modelId: fromFailedRun!, status: "failed" },
+    ]);
     const res = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      modelId: published,
-      version: 1,
+      modelId: keptBack,
+      version: 2,
       createdAt: expect.any(String),
       algorithm: "ease",
       params: { lambda: 200 },
@@ -55,8 +82,21 @@ describe("GET /api/v1/pipeline/status", () => {
         evaluatedUsers: 10,
         note: null,
       },
-      isPublished: true,
+      isPublished: false,
+      published: false,
     });
+
+    // The next completed training publishes: status follows it.
+    const [next] = await insertModels(ctx, tenant.accountId, [true]);
+    await ctx.deps.database.db.insert(trainingJobs).values({
+      accountId: tenant.accountId,
+      taskId: crypto.randomUUID(),
+      status: "completed",
+      modelId: next!,
+      finishedAt: new Date(),
+    });
+    const now = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
+    expect(now.body).toMatchObject({ modelId: next, published: true });
   }, 120_000);
 
   test("before any model: 404 NO_MODEL", async () => {
@@ -72,7 +112,8 @@ describe("GET /api/v1/pipeline/status", () => {
     await expectAuthRequired(ctx, "GET", "/api/v1/pipeline/status");
     await expectPublishableRefused(ctx, "GET", "/api/v1/pipeline/status");
     const owner = await registerTenant(ctx);
-    await insertModels(ctx, owner.accountId, [true]);
+    const [model] = await insertModels(ctx, owner.accountId, [true]);
+    await insertTrainings(ctx, owner.accountId, [{ modelId: model!, status: "completed" }]);
     const stranger = await registerTenant(ctx);
     const res = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: stranger.apiKey });
     expect(res.status).toBe(404);

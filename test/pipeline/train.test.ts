@@ -128,6 +128,10 @@ describe("POST /api/v1/pipeline/train", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.errorCode).toBe("TRAINING_TOO_FREQUENT");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The rate-limit headers describe the daily cap that refused, not the per-minute limit.
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(refused.headers.get("x-ratelimit-reset")).toBe(refused.headers.get("retry-after"));
+    expect(refused.headers.get("x-ratelimit-limit")).toBe(String(limit));
   });
 
   test("security: no credentials → 401; a publishable key → 403 INSUFFICIENT_SCOPE", async () => {

@@ -153,6 +153,7 @@ describe("bulk-ingestion rate", () => {
     const refused = await submit();
     expect(refused.status).toBe(429);
     expect(refused.body.errorCode).toBe("RATE_LIMITED");
+    expect(refused.body.message).toBe("Bulk-ingestion limit of 2 requests per minute exceeded");
     expect(refused.headers.get("retry-after")).toBeTruthy();
     // Other routes keep the per-minute request budget.
     expect((await usage(tenant)).status).toBe(200);

@@ -116,12 +116,20 @@ describe("GET /api/v1/usage/", () => {
       { start_date: "yesterday" },
       { start_date: "2024-03-05T00:00:00Z", end_date: "2024-03-01T00:00:00Z" },
       { start_date: "2020-01-01T00:00:00Z", end_date: "2024-01-01T00:00:00Z" },
-      { begin: "2024-01-01T00:00:00Z" },
     ]) {
       const res = await ctx.request("GET", "/api/v1/usage/", { apiKey: tenant.apiKey, query });
       expect(res.status).toBe(422);
       expect(res.body.errorCode).toBe("VALIDATION_ERROR");
     }
+  });
+
+  test("ignores unknown query parameters (cache busters, utm_*)", async () => {
+    const tenant = await registerTenant(ctx);
+    const res = await ctx.request("GET", "/api/v1/usage/", {
+      apiKey: tenant.apiKey,
+      query: { begin: "2024-01-01T00:00:00Z", utm_source: "mail" },
+    });
+    expect(res.status).toBe(200);
   });
 
   test("requires authentication and refuses publishable keys", async () => {

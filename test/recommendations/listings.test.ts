@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { answerLabels } from "../../src/modules/recommendations/respond";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { catalogue, createShop, deleteProduct, ids, interact } from "./fixtures";
@@ -113,6 +114,20 @@ describe("GET /recommendations/products/external/{id}/similar without a model", 
   });
 });
 
+/** A log entry as `respond` queues one, for an endpoint without strategy, variant or experiment. */
+const logEntry = (
+  accountId: number,
+  endUserId: number | null,
+  endpoint: string,
+  items: readonly string[],
+) => ({
+  accountId,
+  endUserId,
+  recommendationId: crypto.randomUUID(),
+  labels: answerLabels(endpoint),
+  items,
+});
+
 describe("recommendation logs", () => {
   test("a queued entry of an end user erased before the flush is dropped; the rest of the batch is written", async () => {
     const ctx = await sharedTestContext();
@@ -124,7 +139,7 @@ describe("recommendation logs", () => {
     const idOf = (external: string) => Number(ids.find((r) => r.external_id === external)!.id);
     const logs = ctx.deps.recommendations.logs;
     for (const user of ["stays", "goes"]) {
-      logs.enqueue({ accountId: tenant.accountId, endUserId: idOf(user), endpoint: "test", items: ["p2"] });
+      logs.enqueue(logEntry(tenant.accountId, idOf(user), "test", ["p2"]));
     }
     // Erased behind the queue's back (as another process would), so the queued entry is still there.
     await ctx.deps.database.db.execute(sql`delete from end_users where id = ${idOf("goes")}`);
@@ -146,7 +161,7 @@ describe("recommendation logs", () => {
     const idOf = await endUserIds(ctx, tenant.accountId);
     const logs = ctx.deps.recommendations.logs;
     for (const user of ["stays", "goes"]) {
-      logs.enqueue({ accountId: tenant.accountId, endUserId: idOf(user), endpoint: "race", items: ["p2"] });
+      logs.enqueue(logEntry(tenant.accountId, idOf(user), "race", ["p2"]));
     }
     const committed = Promise.withResolvers<void>();
     const userDeleted = Promise.withResolvers<void>();
@@ -206,12 +221,7 @@ describe("recommendation logs", () => {
     const logs = ctx.deps.recommendations.logs;
     // The same list object twice, as a page served again from the page cache is logged.
     for (let n = 0; n < 2; n++)
-      logs.enqueue({
-        accountId: tenant.accountId,
-        endUserId: Number(user!.id),
-        endpoint: 'odd "name"',
-        items: shown,
-      });
+      logs.enqueue(logEntry(tenant.accountId, Number(user!.id), 'odd "name"', shown));
     await logs.flush();
     const rows = await ctx.deps.database.rows<{ endpoint: string; items: string }>(sql`
       select endpoint, items from recommendation_logs where account_id = ${tenant.accountId} order by id`);
@@ -263,7 +273,7 @@ describe("recommendation logs", () => {
     expect(await count()).toBe(0);
   });
 
-  test("an erased end user is forgotten: no cached history, no queued logs", async () => {
+  test("an erased end user is forgotten: no cached history, no queued logs; an answer for their id afterwards is for nobody", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(4));
     await interact(ctx, tenant, "gone", "p1", "PURCHASE");
@@ -281,10 +291,11 @@ describe("recommendation logs", () => {
     });
     expect(ids(after.body)).toContain("p1");
     await ctx.deps.recommendations.logs.flush();
-    const rows = await ctx.deps.database.rows(
-      sql`select 1 from recommendation_logs where account_id = ${tenant.accountId}`,
+    const rows = await ctx.deps.database.rows<{ end_user_id: number | null }>(
+      sql`select end_user_id from recommendation_logs where account_id = ${tenant.accountId}`,
     );
-    expect(rows).toHaveLength(0);
+    // The later answer went to an unknown user: logged (for attribution by its id) without an end user.
+    expect(rows).toEqual([{ end_user_id: null }]);
   });
 });
 

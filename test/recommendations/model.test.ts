@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sharedTestContext, type TestContext } from "../helpers/context";
-import { registerTenant, type Tenant } from "../helpers/tenant";
+import { ALLOWED_ORIGIN, createKey, registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
 import { deleteProduct, ids, interact } from "./fixtures";
 
@@ -24,6 +24,45 @@ beforeAll(async () => {
 const category = (externalId: string): string => externalId.split("-")[1]!;
 
 describe("recommendations with a trained model", () => {
+  test("publishable-key calls get generic explanations only, never a product the user interacted with; secret keys the full ones", async () => {
+    const user = `history-${crypto.randomUUID()}`;
+    for (const [product, type] of [
+      ["p-1-0", "PURCHASE"],
+      ["p-1-1", "CART"],
+      ["p-1-2", "VIEW"],
+    ] as const)
+      await interact(ctx, tenant, user, product, type);
+    const publishable = await createKey(ctx, tenant.token, { kind: "publishable" });
+    const calls = [
+      { path: QUERY, body: { external_user_id: user, limit: 10, include_explanation: true } },
+      {
+        path: "/api/v1/recommendations/ecommerce/product-page?current_product_id=p-1-3",
+        body: { external_user_id: user, limit: 8 },
+      },
+      { path: "/api/v1/recommendations/ecommerce/checkout", body: { external_user_id: user, limit: 4 } },
+    ];
+    const secretSentences: string[] = [];
+    for (const { path, body } of calls) {
+      // The secret call first: its page is cached, and must not be served to the publishable key.
+      const full = await ctx.request("POST", path, { apiKey: tenant.apiKey, body });
+      expect(full.status).toBe(200);
+      secretSentences.push(...full.body.items.map((i: { explanation: string }) => i.explanation));
+      const generic = await ctx.request("POST", path, {
+        apiKey: publishable.apiKey,
+        body,
+        headers: { origin: ALLOWED_ORIGIN },
+      });
+      expect(generic.status).toBe(200);
+      expect(generic.body.items.length).toBeGreaterThan(0);
+      for (const item of generic.body.items) {
+        expect(item.explanation).toMatch(/^(Popular in [^,]+|Trending now|Matches your interests)$/);
+        expect(item.explanation).not.toContain("Item ");
+      }
+    }
+    // The secret key's sentences do name products (the check above would pass vacuously otherwise).
+    expect(secretSentences.some((sentence) => /Item \d/.test(sentence))).toBe(true);
+  });
+
   test("a user created after training is personalised from their first interaction", async () => {
     const user = `newbie-${crypto.randomUUID()}`;
     const body = { external_user_id: user, limit: 5, include_explanation: true };

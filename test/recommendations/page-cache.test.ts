@@ -160,8 +160,12 @@ describe("page cache behind the routes", () => {
     const first = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
     const second = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
     expect(first.status).toBe(200);
-    expect(second.body).toEqual(first.body);
-    // The second answer is the first one's JSON text, sent with the same headers as any JSON response.
+    // The same answer under an id of its own (each sending is an answer of its own for attribution).
+    const { recommendationId: firstId, ...firstPage } = first.body;
+    const { recommendationId: secondId, ...secondPage } = second.body;
+    expect(secondPage).toEqual(firstPage);
+    expect(secondId).not.toBe(firstId);
+    // The second answer is the first one's JSON text (with its id), sent with the same headers as any JSON response.
     for (const res of [first, second]) {
       expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
       expect(res.headers.get("x-request-id")).toBeTruthy();

@@ -38,6 +38,41 @@ describe("POST /api/v1/sandbox/quick-start", () => {
   );
 
   test(
+    "returns a few demo end users' and products' external ids that the next calls can use at once",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      const res = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
+      expect(res.status).toBe(200);
+      const { sampleEndUsers, sampleProducts } = res.body as {
+        sampleEndUsers: string[];
+        sampleProducts: string[];
+      };
+      expect(sampleEndUsers.length).toBe(3);
+      expect(sampleProducts.length).toBe(3);
+      const apiKey = tenant.apiKey;
+      for (const id of sampleEndUsers) {
+        const user = await ctx.request("GET", `/api/v1/end-users/external/${encodeURIComponent(id)}`, {
+          apiKey,
+        });
+        expect(user.status).toBe(200);
+        const recs = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+          apiKey,
+          body: { external_user_id: id, limit: 5 },
+        });
+        expect(recs.status).toBe(200);
+        expect(recs.body.items.length).toBe(5);
+      }
+      for (const id of sampleProducts) {
+        const path = `/api/v1/recommendations/products/external/${encodeURIComponent(id)}/similar`;
+        const similar = await ctx.request("GET", path, { apiKey, query: { limit: 5 } });
+        expect(similar.status).toBe(200);
+        expect(similar.body.items.length).toBeGreaterThan(0);
+      }
+    },
+    SLOW,
+  );
+
+  test(
     "a second quick-start answers 409 CONFLICT until the sandbox is reset",
     async () => {
       const tenant = await registerTenant(ctx);

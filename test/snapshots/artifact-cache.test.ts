@@ -9,6 +9,20 @@ const quiet = createLogger("silent");
 const bytesOf = (seed: number, length = 4096) => Uint8Array.from({ length }, (_, i) => (i * seed) & 0xff);
 
 describe("artifact cache", () => {
+  test("two writes of one model at the same time both land: each writes its own temporary file", async () => {
+    const dir = makeTempDir("rs-cache-");
+    const lines: string[] = [];
+    const cache = new ArtifactCache(
+      dir,
+      createLogger("warn", (line) => lines.push(line)),
+    );
+    const bytes = bytesOf(5, 1 << 20);
+    await Promise.all(Array.from({ length: 8 }, () => cache.write(2, 20, bytes)));
+    expect(lines.filter((line) => line.includes("could not cache"))).toEqual([]);
+    expect(readdirSync(dir)).toEqual(["2-20.artifact"]);
+    expect(await cache.read(2, 20, bytes.length)).toEqual(bytes);
+  });
+
   test("reads back what it wrote, only at the expected size; settle waits for writes under way", async () => {
     const dir = makeTempDir("rs-cache-");
     const cache = new ArtifactCache(dir, quiet);

@@ -10,6 +10,7 @@ import {
   pgTable,
   text,
   uniqueIndex,
+  uuid,
 } from "drizzle-orm/pg-core";
 import { createdAt, timestamptz, updatedAt } from "./columns";
 import { accounts } from "./identity";
@@ -120,25 +121,42 @@ export const orders = pgTable(
 );
 
 /**
- * What was recommended to whom: kept for the end user's export and deleted with their erasure. One row per
- * response makes this the most written table, so it carries no key of its own and no foreign key (a primary
- * key and the end user's foreign key were over half of Postgres's work per row): `id` only orders the
- * entries, and the end users' delete trigger of migration 0003 removes a deleted end user's rows (also when
- * an account's end users go with it). The log queue writes only rows of end users that exist, under a lock
- * that trigger takes too, so an erasure racing a write leaves nothing behind (see log-queue.ts).
+ * What was recommended to whom: kept for the end user's export and deleted with their erasure, and the
+ * impressions online evaluation attributes clicks, carts and purchases to. One row per response makes this the
+ * most written table, so it carries no key of its own and no foreign key (a primary key and the end user's
+ * foreign key were over half of Postgres's work per row): `id` only orders the entries, and the end users'
+ * delete trigger of migration 0003 removes a deleted end user's rows (also when an account's end users go with
+ * it). The log queue writes only rows of end users that exist, under a lock that trigger takes too, so an
+ * erasure racing a write leaves nothing behind (see log-queue.ts). Answers that name no end user (similar
+ * products, category listings) are logged with a null end user, so that a click sent with their
+ * `recommendation_id` can still be attributed.
  */
 export const recommendationLogs = pgTable(
   "recommendation_logs",
   {
     id: bigserial("id", { mode: "number" }).notNull(),
     accountId: integer("account_id").notNull(),
-    endUserId: bigint("end_user_id", { mode: "number" }).notNull(),
+    /** Null: an answer for nobody in particular (similar products, category listings). */
+    endUserId: bigint("end_user_id", { mode: "number" }),
     endpoint: text("endpoint").notNull(),
-    /** The shown external ids as the JSON text of an array, stored as written (nothing reads it but the export). */
+    /** The shown external ids as the JSON text of an array, in the order shown (position = array index). */
     items: text("items").notNull(),
+    /** The answer's `recommendationId`; null on rows logged before answers carried one. */
+    recommendationId: uuid("recommendation_id"),
+    /** The personalised query's strategy and model variant (null for answers that have none). */
+    strategy: text("strategy"),
+    modelVariant: text("model_variant"),
+    /** The experiment and arm that served the answer, if one was running for the endpoint. */
+    experimentId: integer("experiment_id"),
+    experimentArm: text("experiment_arm"),
     createdAt: createdAt(),
   },
   // By end user alone: every read and delete names one end user (whose id is unique across accounts) and
-  // still filters by account; a one-column key is the cheapest to maintain on the most written table.
-  (t) => [index("recommendation_logs_end_user_idx").on(t.endUserId)],
+  // still filters by account; a one-column key is the cheapest to maintain on the most written table. The
+  // answers for nobody in particular are found by their recommendation id, with a partial index that rows of
+  // end users do not pay for (theirs are found through the end user).
+  (t) => [
+    index("recommendation_logs_end_user_idx").on(t.endUserId),
+    index("recommendation_logs_anonymous_id_idx").on(t.recommendationId).where(sql`end_user_id is null`),
+  ],
 );

@@ -1,3 +1,4 @@
+export * from "./analytics";
 export * from "./billing";
 export * from "./catalogue";
 export * from "./identity";

@@ -22,6 +22,8 @@ const accountRef = () =>
 export interface IngestionRecordError {
   recordType: string;
   externalId: string;
+  /** The record's position in its array of the request (absent for errors older than this field). */
+  index?: number;
   errorMessage: string;
 }
 

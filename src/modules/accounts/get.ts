@@ -15,11 +15,12 @@ export function toAccountOutput(row: typeof accounts.$inferSelect): AccountOutpu
   return {
     accountId: row.id,
     name: row.name,
-    isActive: row.isActive,
+    is_active: row.isActive,
+    onboarding_checklist_status: row.onboardingChecklistStatus,
+    payment_customer_id: row.paymentCustomerId,
     plan: row.plan,
     subscriptionStatus: row.subscriptionStatus,
-    onboardingChecklistStatus: row.onboardingChecklistStatus,
-    paymentCustomerId: row.paymentCustomerId,
+    subscriptionRenewsAt: row.subscriptionRenewsAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -8,8 +8,7 @@ import { patchCurrentAccount, replaceCurrentAccount } from "./update";
 
 const tags = ["Account"];
 const fieldNames =
-  "Bodies accept `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id` (the camelCase " +
-  "names of the response are accepted too).";
+  "Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`.";
 
 /** GET/PUT/PATCH /api/v1/accounts/current (GET /accounts/usage lives in the usage module). */
 export function accountsModule(deps: AppDeps) {
@@ -44,7 +43,8 @@ export function accountsModule(deps: AppDeps) {
         tags,
         summary: "Change some account settings",
         description:
-          "Everyone may change `onboarding_checklist_status`; `name`, `is_active` and `payment_customer_id` " +
+          "Everyone may change `onboarding_checklist_status`, whose keys are merged into the stored object " +
+          "(PUT replaces it); `name`, `is_active` and `payment_customer_id` " +
           `need a platform administrator's JWT (else 403 ADMIN_REQUIRED). ${fieldNames}`,
       },
     });

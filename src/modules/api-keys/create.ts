@@ -3,6 +3,7 @@ import type { AppDeps } from "../../deps";
 import { API_SCOPES, type TenantContext } from "../../http/auth";
 import { AppError, validationError } from "../../shared/errors";
 import { generateApiKey } from "./key-material";
+import { publicSuffixWildcards } from "./origins";
 import type { ApiKeyCreateInput } from "./schemas";
 
 export async function createApiKey({
@@ -41,6 +42,16 @@ export async function createApiKey({
     }
     scopes = [...(input.scopes ?? API_SCOPES)];
     allowedDomains = [...new Set(input.allowedDomains.map((domain) => domain.toLowerCase()))];
+    const tooWide = publicSuffixWildcards(allowedDomains);
+    if (tooWide.length > 0) {
+      throw validationError(
+        tooWide.map((domain) => ({
+          loc: ["body", "allowedDomains", String(allowedDomains.indexOf(domain))],
+          msg: `${domain} would admit every site under a public suffix; name your own domain (e.g. *.shop.com)`,
+          type: "value_error.public_suffix",
+        })),
+      );
+    }
   }
 
   const key = generateApiKey(kind);

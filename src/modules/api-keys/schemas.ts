@@ -5,6 +5,7 @@ const Domain = t.String({
   maxLength: 253,
   pattern:
     "^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
+  "x-expected": "a host name such as shop.com, or *.shop.com for its sub-domains, without scheme or port",
   description:
     "A host name (`shop.com`, exact match) or a wildcard (`*.shop.com`, any sub-domain); no scheme or port",
 });

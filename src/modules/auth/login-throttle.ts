@@ -1,69 +1,104 @@
 /**
- * Brute-force protection for login: failed attempts are counted per e-mail and per client IP in a sliding
- * window; past the limit, login answers 429 before the password is even checked. In memory for one process;
- * with REDIS_URL the failures are kept in Redis (redis-login-throttle.ts), so every process counts the same.
+ * Brute-force protection for login. Every attempt is reserved against its limits before the password is
+ * checked, in one atomic step, so concurrent guesses cannot all slip under a limit; a successful login then
+ * takes its own attempt back. Three sliding windows:
+ * - per (e-mail, client): the tight one, so an attacker exhausts their own pair and not the owner's;
+ * - per client: one address probing many e-mails;
+ * - per e-mail from every client: a wider ceiling against guesses spread over many addresses.
+ * In memory for one process; with REDIS_URL in Redis (redis-login-throttle.ts), shared by every process.
  */
-export interface LoginThrottle {
-  /** Seconds to wait when the e-mail or IP is locked out, otherwise 0. */
-  retryAfter(email: string, ip: string): Promise<number>;
-  recordFailure(email: string, ip: string): Promise<void>;
-  /** A successful login clears the e-mail's failures (not the IP's: one IP may probe many e-mails). */
-  recordSuccess(email: string): Promise<void>;
-}
+export type LoginReservation =
+  | { readonly allowed: true; readonly id: string; readonly at: number }
+  | { readonly allowed: false; readonly retryAfter: number };
 
-/** Seconds until the oldest failure that still counts towards `limit` leaves the window (at least 1). */
-export function secondsUntilBelow(oldestCounted: number, windowMs: number, now: number): number {
-  return Math.max(1, Math.ceil((oldestCounted + windowMs - now) / 1000));
+export interface LoginThrottle {
+  /** Counts one attempt against every window, or none when one of them is full (then: seconds to wait). */
+  reserve(email: string, client: string): Promise<LoginReservation>;
+  /** The attempt succeeded: it stops counting, and the pair's earlier failures are forgiven. */
+  succeeded(email: string, client: string, reservation: LoginReservation & { allowed: true }): Promise<void>;
 }
 
 export interface ThrottleLimits {
   windowMs: number;
+  perPair: number;
+  perClient: number;
   perEmail: number;
-  perIp: number;
 }
 
-export const DEFAULT_LOGIN_LIMITS: ThrottleLimits = { windowMs: 15 * 60_000, perEmail: 5, perIp: 20 };
+export const DEFAULT_LOGIN_LIMITS: ThrottleLimits = {
+  windowMs: 15 * 60_000,
+  perPair: 5,
+  perClient: 20,
+  perEmail: 50,
+};
+
+/** The three windows an attempt counts in, with their limits, in the order they are checked. */
+export function throttleKeys(email: string, client: string, limits: ThrottleLimits) {
+  return [
+    { key: `p:${email}|${client}`, limit: limits.perPair },
+    { key: `c:${client}`, limit: limits.perClient },
+    { key: `e:${email}`, limit: limits.perEmail },
+  ];
+}
+
+/** Seconds until the oldest attempt that still counts towards `limit` leaves the window (at least 1). */
+export function secondsUntilBelow(oldestCounted: number, windowMs: number, now: number): number {
+  return Math.max(1, Math.ceil((oldestCounted + windowMs - now) / 1000));
+}
+
 const MAX_TRACKED = 100_000;
 
 export class MemoryLoginThrottle implements LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
+  private readonly attempts = new Map<string, { at: number; id: string }[]>();
 
   constructor(
     private readonly limits: ThrottleLimits = DEFAULT_LOGIN_LIMITS,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async retryAfter(email: string, ip: string): Promise<number> {
-    return Math.max(this.wait(`e:${email}`, this.limits.perEmail), this.wait(`i:${ip}`, this.limits.perIp));
+  // Synchronous from check to record: JavaScript does not interleave it with another request's.
+  async reserve(email: string, client: string): Promise<LoginReservation> {
+    if (this.attempts.size > MAX_TRACKED) this.prune();
+    const now = this.now();
+    const windows = throttleKeys(email, client, this.limits);
+    let wait = 0;
+    for (const { key, limit } of windows) {
+      const list = this.recent(key, now);
+      if (list.length >= limit) {
+        const oldest = list[list.length - limit]?.at ?? now;
+        wait = Math.max(wait, secondsUntilBelow(oldest, this.limits.windowMs, now));
+      }
+    }
+    if (wait > 0) return { allowed: false, retryAfter: wait };
+    const id = crypto.randomUUID();
+    for (const { key } of windows) {
+      const list = this.recent(key, now);
+      list.push({ at: now, id });
+      this.attempts.set(key, list);
+    }
+    return { allowed: true, id, at: now };
   }
 
-  async recordFailure(email: string, ip: string): Promise<void> {
-    if (this.failures.size > MAX_TRACKED) this.prune();
-    for (const key of [`e:${email}`, `i:${ip}`]) {
-      const list = this.recent(key);
-      list.push(this.now());
-      this.failures.set(key, list);
+  async succeeded(email: string, client: string, reservation: { id: string }): Promise<void> {
+    const [pair, ...others] = throttleKeys(email, client, this.limits);
+    if (pair !== undefined) this.attempts.delete(pair.key);
+    for (const { key } of others) {
+      const list = this.attempts.get(key);
+      if (list === undefined) continue;
+      const index = list.findIndex((attempt) => attempt.id === reservation.id);
+      if (index >= 0) list.splice(index, 1);
     }
   }
 
-  async recordSuccess(email: string): Promise<void> {
-    this.failures.delete(`e:${email}`);
-  }
-
-  private recent(key: string): number[] {
-    const since = this.now() - this.limits.windowMs;
-    return (this.failures.get(key) ?? []).filter((at) => at > since);
-  }
-
-  private wait(key: string, limit: number): number {
-    const list = this.recent(key);
-    if (list.length < limit) return 0;
-    return secondsUntilBelow(list[list.length - limit] ?? this.now(), this.limits.windowMs, this.now());
+  private recent(key: string, now: number): { at: number; id: string }[] {
+    const since = now - this.limits.windowMs;
+    return (this.attempts.get(key) ?? []).filter((attempt) => attempt.at > since);
   }
 
   private prune(): void {
-    for (const key of [...this.failures.keys()]) {
-      if (this.recent(key).length === 0) this.failures.delete(key);
+    const now = this.now();
+    for (const key of [...this.attempts.keys()]) {
+      if (this.recent(key, now).length === 0) this.attempts.delete(key);
     }
   }
 }

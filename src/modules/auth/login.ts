@@ -2,20 +2,30 @@ import { eq } from "drizzle-orm";
 import { accounts, systemUsers } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import { isPlatformAdmin } from "./admin";
 import { normalizeEmail, verifyPassword } from "./passwords";
 import type { LoginInput } from "./schemas";
 import { issueAccessToken } from "./tokens";
 
 /**
  * Login. Unknown e-mail and wrong password give the same answer after the same work (a decoy hash is
- * verified), and failures are throttled per e-mail and per client IP.
+ * verified). Each attempt is reserved against the throttle before the password is checked (see
+ * login-throttle.ts), and a successful one is taken back.
  */
-export async function loginUser({ deps, input, ip }: { deps: AppDeps; input: LoginInput; ip: string }) {
+export async function loginUser({
+  deps,
+  input,
+  client,
+}: {
+  deps: Pick<AppDeps, "database" | "config" | "identity">;
+  input: LoginInput;
+  client: string;
+}) {
   const email = normalizeEmail(input.email);
-  const wait = await deps.identity.loginThrottle.retryAfter(email, ip);
-  if (wait > 0) {
+  const reservation = await deps.identity.loginThrottle.reserve(email, client);
+  if (!reservation.allowed) {
     throw new AppError("RATE_LIMITED", "Too many failed login attempts; try again later", {
-      headers: { "retry-after": String(wait) },
+      headers: { "retry-after": String(reservation.retryAfter) },
     });
   }
   const [user] = await deps.database.db
@@ -23,17 +33,15 @@ export async function loginUser({ deps, input, ip }: { deps: AppDeps; input: Log
       id: systemUsers.id,
       accountId: systemUsers.accountId,
       passwordHash: systemUsers.passwordHash,
+      emailVerifiedAt: systemUsers.emailVerifiedAt,
       accountActive: accounts.isActive,
     })
     .from(systemUsers)
     .innerJoin(accounts, eq(accounts.id, systemUsers.accountId))
     .where(eq(systemUsers.email, email));
   const ok = await verifyPassword(input.password, user?.passwordHash);
-  if (user === undefined || !ok) {
-    await deps.identity.loginThrottle.recordFailure(email, ip);
-    throw new AppError("INVALID_CREDENTIALS", "Incorrect e-mail or password");
-  }
-  await deps.identity.loginThrottle.recordSuccess(email);
+  if (user === undefined || !ok) throw new AppError("INVALID_CREDENTIALS", "Incorrect e-mail or password");
+  await deps.identity.loginThrottle.succeeded(email, client, reservation);
   if (!user.accountActive) throw new AppError("FORBIDDEN", "This account is deactivated");
   const token = await issueAccessToken(deps.config, { userId: user.id, accountId: user.accountId });
   return {
@@ -42,6 +50,6 @@ export async function loginUser({ deps, input, ip }: { deps: AppDeps; input: Log
     expiresIn: token.expiresIn,
     userId: user.id,
     accountId: user.accountId,
-    isAdmin: deps.config.adminEmails.includes(email),
+    isAdmin: isPlatformAdmin(deps.config, email, user.emailVerifiedAt !== null),
   };
 }

@@ -1,104 +1,105 @@
 /**
- * Login throttling shared by every process through Redis: each e-mail's and each IP's failures are a sorted
- * set of failure times, trimmed to the window when read and expiring with it. While Redis cannot be reached
- * this process counts on its own (logged), so an outage neither locks everyone out nor lifts the limit.
+ * Login throttling shared by every process through Redis: each window is a sorted set of attempt times.
+ * One Lua script trims, checks and records all three windows, so the reservation is atomic across
+ * processes. While Redis cannot be reached this process counts on its own (see RedisCircuit), so an
+ * outage neither locks everyone out nor lifts the limit.
  */
 import type { RedisClient } from "bun";
 import type { Logger } from "../../shared/logger";
+import { RedisCircuit } from "../../shared/rate-limit/circuit";
 import {
   DEFAULT_LOGIN_LIMITS,
+  type LoginReservation,
   type LoginThrottle,
   MemoryLoginThrottle,
   secondsUntilBelow,
   type ThrottleLimits,
+  throttleKeys,
 } from "./login-throttle";
+
+/**
+ * KEYS: the windows. ARGV: now, window ms, member, then one limit per key. Answers 0 when the attempt was
+ * recorded in every window, else the time (ms) of the oldest attempt that must leave the fullest window.
+ */
+const RESERVE_SCRIPT = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local blockedUntil = 0
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
+  local limit = tonumber(ARGV[3 + i])
+  local count = redis.call('ZCARD', KEYS[i])
+  if count >= limit then
+    local oldest = redis.call('ZRANGE', KEYS[i], count - limit, count - limit, 'WITHSCORES')
+    local at = tonumber(oldest[2])
+    if at > blockedUntil then blockedUntil = at end
+  end
+end
+if blockedUntil > 0 then return tostring(blockedUntil) end
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[i], window)
+end
+return '0'
+`;
 
 export class RedisLoginThrottle implements LoginThrottle {
   private readonly local: MemoryLoginThrottle;
+  private readonly circuit: RedisCircuit;
 
   constructor(
     private readonly client: RedisClient,
     private readonly prefix: string,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly limits: ThrottleLimits = DEFAULT_LOGIN_LIMITS,
     private readonly now: () => number = Date.now,
   ) {
     this.local = new MemoryLoginThrottle(limits, now);
+    this.circuit = new RedisCircuit(client, logger, "login throttles", now);
   }
 
-  async retryAfter(email: string, ip: string): Promise<number> {
-    try {
-      const [byEmail, byIp] = await Promise.all([
-        this.wait(this.emailKey(email), this.limits.perEmail),
-        this.wait(this.ipKey(ip), this.limits.perIp),
-      ]);
-      return Math.max(byEmail, byIp, await this.local.retryAfter(email, ip));
-    } catch (error) {
-      this.unavailable(error);
-      return this.local.retryAfter(email, ip);
-    }
+  reserve(email: string, client: string): Promise<LoginReservation> {
+    return this.circuit.run(
+      () => this.reserveRemote(email, client),
+      () => this.local.reserve(email, client),
+    );
   }
 
-  async recordFailure(email: string, ip: string): Promise<void> {
-    const at = this.now();
-    const window = String(this.limits.windowMs);
-    try {
-      await Promise.all(
-        [this.emailKey(email), this.ipKey(ip)].map(async (key) => {
-          // A unique member per failure: two failures in one millisecond both count.
-          await this.client.send("ZADD", [key, String(at), `${at}:${crypto.randomUUID()}`]);
-          await this.client.send("PEXPIRE", [key, window]);
-        }),
-      );
-    } catch (error) {
-      this.unavailable(error);
-      await this.local.recordFailure(email, ip);
-    }
+  async succeeded(
+    email: string,
+    client: string,
+    reservation: LoginReservation & { allowed: true },
+  ): Promise<void> {
+    await this.local.succeeded(email, client, reservation);
+    const [pair, ...others] = throttleKeys(email, client, this.limits).map(({ key }) => this.prefix + key);
+    await this.circuit.run(
+      async () => {
+        await Promise.all([
+          this.client.send("DEL", [pair ?? ""]),
+          ...others.map((key) => this.client.send("ZREM", [key, reservation.id])),
+        ]);
+      },
+      () => undefined,
+    );
   }
 
-  async recordSuccess(email: string): Promise<void> {
-    await this.local.recordSuccess(email);
-    try {
-      await this.client.send("DEL", [this.emailKey(email)]);
-    } catch (error) {
-      this.unavailable(error);
-    }
-  }
-
-  private unavailable(error: unknown): void {
-    this.logger.error("login throttle store unavailable; counting in this process", { error });
-  }
-
-  private async wait(key: string, limit: number): Promise<number> {
+  private async reserveRemote(email: string, client: string): Promise<LoginReservation> {
     const now = this.now();
-    await this.client.send("ZREMRANGEBYSCORE", [key, "-inf", String(now - this.limits.windowMs)]);
-    const count = Number(await this.client.send("ZCARD", [key]));
-    if (count < limit) return 0;
-    // The failure that must leave the window before one more attempt is allowed.
-    const reply = (await this.client.send("ZRANGE", [
-      key,
-      String(count - limit),
-      String(count - limit),
-      "WITHSCORES",
-    ])) as unknown;
-    return secondsUntilBelow(oldestScore(reply) ?? now, this.limits.windowMs, now);
+    const windows = throttleKeys(email, client, this.limits);
+    const id = `${now}:${crypto.randomUUID()}`;
+    const reply = await this.client.send("EVAL", [
+      RESERVE_SCRIPT,
+      String(windows.length),
+      ...windows.map(({ key }) => this.prefix + key),
+      String(now),
+      String(this.limits.windowMs),
+      id,
+      ...windows.map(({ limit }) => String(limit)),
+    ]);
+    const oldest = Number(reply);
+    if (oldest > 0) {
+      return { allowed: false, retryAfter: secondsUntilBelow(oldest, this.limits.windowMs, now) };
+    }
+    return { allowed: true, id, at: now };
   }
-
-  private emailKey(email: string): string {
-    return `${this.prefix}e:${email}`;
-  }
-
-  private ipKey(ip: string): string {
-    return `${this.prefix}i:${ip}`;
-  }
-}
-
-/** The score of a one-member `ZRANGE … WITHSCORES` reply, whichever shape the client gives it. */
-function oldestScore(reply: unknown): number | undefined {
-  if (!Array.isArray(reply) || reply.length === 0) return undefined;
-  const first = reply[0];
-  // RESP3 answers [[member, score]]; RESP2 answers [member, score].
-  const score = Array.isArray(first) ? first[1] : reply[1];
-  const value = Number(score);
-  return Number.isFinite(value) ? value : undefined;
 }

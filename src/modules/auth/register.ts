@@ -2,14 +2,30 @@ import { eq } from "drizzle-orm";
 import { accounts, apiKeys, systemUsers } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import { retryAfterSeconds } from "../../shared/rate-limit";
 import { generateApiKey } from "../api-keys/key-material";
 import { hashPassword, isUniqueViolation, normalizeEmail } from "./passwords";
 import type { RegisterInput } from "./schemas";
 import { issueAccessToken } from "./tokens";
 import { sendVerificationMail } from "./verification-mail";
 
-/** Sign-up: account, owner user, first secret key and access token are created together or not at all. */
-export async function registerAccount({ deps, input }: { deps: AppDeps; input: RegisterInput }) {
+type RegisterDeps = Pick<AppDeps, "database" | "config" | "identity" | "logger" | "rateLimiter">;
+
+/**
+ * Sign-up: account, owner user, first secret key and access token are created together or not at all.
+ * Each sign-up costs an argon2id hash (64 MiB) and an e-mail to any address, so they are limited per
+ * client address (SIGNUP_LIMIT_PER_HOUR), counted before any of that work.
+ */
+export async function registerAccount({
+  deps,
+  input,
+  client,
+}: {
+  deps: RegisterDeps;
+  input: RegisterInput;
+  client: string;
+}) {
+  await throttleSignUp(deps, client);
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
   const key = generateApiKey("secret");
@@ -69,11 +85,34 @@ export async function registerAccount({ deps, input }: { deps: AppDeps; input: R
     tokenType: "bearer" as const,
     accountId: created.accountId,
     userId: created.userId,
-    isAdmin: deps.config.adminEmails.includes(email),
+    // The address is not verified yet: admin rights wait for verification (see admin.ts).
+    isAdmin: false,
     apiKey: key.value,
     message: "Account created. Store the API key now: it is shown only once. A verification e-mail was sent.",
     emailVerificationRequired: true,
   };
 }
+
+async function throttleSignUp(deps: RegisterDeps, client: string): Promise<void> {
+  const limit = deps.config.signupLimitPerHour;
+  if (limit === 0) return;
+  const now = Date.now();
+  const hour = Math.floor(now / HOUR_MS);
+  const decision = await deps.rateLimiter.consume([
+    { key: `signup:${client}:${hour}`, limit, resetAt: (hour + 1) * HOUR_MS },
+  ]);
+  if (decision.allowed) return;
+  const state = decision.rules[0]!;
+  throw new AppError("RATE_LIMITED", `At most ${limit} sign-ups per hour from one address; try again later`, {
+    headers: {
+      "retry-after": String(retryAfterSeconds(state, now)),
+      "x-ratelimit-limit": String(limit),
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": String(retryAfterSeconds(state, now)),
+    },
+  });
+}
+
+const HOUR_MS = 3_600_000;
 
 const conflict = () => new AppError("CONFLICT", "An account with this e-mail address already exists");

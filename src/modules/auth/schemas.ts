@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 const Email = t.String({
   format: "email",
@@ -49,8 +50,10 @@ export const LoginResponse = t.Object({
 export const MessageResponse = t.Object({ message: t.String() });
 
 export const VerifyEmailQuery = t.Object(
-  { token: t.String({ minLength: 1, maxLength: 200, description: "The token from the verification link" }) },
-  { additionalProperties: false },
+  {
+    token: t.String({ minLength: 1, maxLength: 200, description: "The token from the verification link" }),
+  },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const VerifyEmailResponse = t.Object({ message: t.String(), emailVerified: t.Literal(true) });

@@ -5,10 +5,19 @@ import { LocalPaymentProvider } from "./local-provider";
 import { MercadoPagoProvider } from "./mercadopago-provider";
 import type { PaymentProvider } from "./provider";
 
-export function createPaymentProvider(config: Config, database: Database, logger: Logger): PaymentProvider {
+/** Undefined without PAYMENT_PROVIDER: billing is not configured, and paid plans cannot be bought. */
+export function createPaymentProvider(
+  config: Config,
+  database: Database,
+  logger: Logger,
+): PaymentProvider | undefined {
   if (config.paymentProvider === "mercadopago") {
     // loadConfig already refused PAYMENT_PROVIDER=mercadopago without a token.
     return new MercadoPagoProvider(config.mercadopagoApiUrl, config.mercadopagoAccessToken ?? "", logger);
   }
-  return new LocalPaymentProvider(database, config.publicBaseUrl);
+  if (config.paymentProvider === "local") {
+    logger.warn("PAYMENT_PROVIDER=local: billing runs in test mode, paid plans are granted without payment");
+    return new LocalPaymentProvider(database, config.publicBaseUrl);
+  }
+  return undefined;
 }

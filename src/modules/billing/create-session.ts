@@ -1,12 +1,13 @@
 import { and, eq } from "drizzle-orm";
 import { accounts, billingSessions } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { AppError, validationError } from "../../shared/errors";
 import { isPaidPlan } from "../plans/catalog";
+import { type BillingDeps, configuredBilling } from "./configured";
+import { requireReturnUrl } from "./return-url";
 import type { BillingSessionType, SessionRequestType } from "./schemas";
 
-export type BillingDeps = Pick<AppDeps, "database" | "plans" | "payments" | "config" | "identity" | "logger">;
+export type { BillingDeps } from "./configured";
 
 /**
  * Opens a checkout or subscription session with the payment provider for a paid plan. The plan changes
@@ -23,6 +24,9 @@ export async function createBillingSession({
   input: SessionRequestType;
   kind: "subscription" | "checkout";
 }): Promise<BillingSessionType> {
+  const { payments } = configuredBilling(deps);
+  requireReturnUrl("successUrl", input.successUrl);
+  requireReturnUrl("cancelUrl", input.cancelUrl);
   const plan = deps.plans[input.plan];
   if (plan === undefined || !isPaidPlan(plan)) {
     const paid = Object.values(deps.plans)
@@ -45,13 +49,13 @@ export async function createBillingSession({
   const request = { accountId: ctx.accountId, plan, payerEmail: ctx.actor.email, backUrl: successUrl };
   const session =
     kind === "subscription"
-      ? await deps.payments.createSubscription(request)
-      : await deps.payments.createCheckout(request);
+      ? await payments.createSubscription(request)
+      : await payments.createCheckout(request);
   const [row] = await deps.database.db
     .insert(billingSessions)
     .values({
       accountId: ctx.accountId,
-      provider: deps.payments.name,
+      provider: payments.name,
       kind,
       plan: plan.name,
       status: "pending",

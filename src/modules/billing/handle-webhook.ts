@@ -5,7 +5,7 @@
 import { and, eq, ne } from "drizzle-orm";
 import { accounts, billingSessions, paymentEvents } from "../../db/schema";
 import { AppError, notFound } from "../../shared/errors";
-import type { BillingDeps } from "./create-session";
+import type { BillingDeps } from "./configured";
 import type { ProviderSubscription } from "./provider";
 import type { WebhookAnswerType, WebhookEventType } from "./schemas";
 import { verifySignature } from "./signature";
@@ -17,22 +17,40 @@ export async function handleWebhook({
   deps,
   provider,
   signature,
+  requestId,
+  queryDataId,
   event,
 }: {
   deps: BillingDeps;
   provider: string;
   signature: string | null;
+  /** The X-Request-Id header: part of MercadoPago's signed manifest. */
+  requestId?: string | null;
+  /** MercadoPago signs the `data.id` of the notification URL's query (lower-cased when alphanumeric). */
+  queryDataId?: string | null;
   event: WebhookEventType;
 }): Promise<WebhookAnswerType> {
-  if (provider !== deps.payments.name) throw notFound(`Payment provider ${provider}`);
+  const payments = deps.payments;
+  if (payments === undefined || provider !== payments.name) throw notFound(`Payment provider ${provider}`);
   const dataId = String(event.data.id);
-  verifySignature(deps.config.paymentWebhookSecret, signature, dataId);
+  if (payments.name === "mercadopago") {
+    const signedId = (queryDataId ?? dataId).toLowerCase();
+    if (signedId !== dataId.toLowerCase()) {
+      throw new AppError("INVALID_SIGNATURE", "The signed data.id does not match the notification's");
+    }
+    verifySignature(deps.config.paymentWebhookSecret, signature, {
+      dataId: signedId,
+      requestId: requestId ?? null,
+    });
+  } else {
+    verifySignature(deps.config.paymentWebhookSecret, signature, dataId);
+  }
   const eventId = String(event.id);
   if (await alreadyProcessed(deps, provider, eventId)) return { received: true, duplicate: true };
 
   // Read the state from the provider before the transaction: no network wait while holding a connection.
   const subscription = SUBSCRIPTION_EVENTS.has(event.type)
-    ? await deps.payments.fetchSubscription(dataId)
+    ? await payments.fetchSubscription(dataId)
     : undefined;
   const outcome = await deps.database.db.transaction(async (tx) => {
     const [inserted] = await tx
@@ -45,7 +63,7 @@ export async function handleWebhook({
     return { duplicate: false, ...(await applySubscription(tx, provider, subscription)) };
   });
   if (outcome.accountId !== undefined) await deps.identity.accounts.changed(outcome.accountId);
-  if (outcome.superseded.length > 0) await cancelSuperseded(deps, outcome.superseded);
+  if (outcome.superseded.length > 0) await cancelSuperseded({ ...deps, payments }, outcome.superseded);
   deps.logger.info("payment webhook processed", {
     provider,
     eventId,
@@ -127,9 +145,10 @@ async function applySubscription(
       )
       .limit(1);
     if (otherActive !== undefined) return nothing;
+    // Back to FREE with FREE's limits: a cancelled plan never locks the account out of its own data.
     const changed = await tx
       .update(accounts)
-      .set({ subscriptionStatus: "lapsed", updatedAt: now })
+      .set({ plan: "FREE", subscriptionStatus: "cancelled", subscriptionRenewsAt: null, updatedAt: now })
       .where(
         and(
           eq(accounts.id, session.accountId),

@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { AppError } from "../../shared/errors";
 import { createPortalSession } from "./create-portal";
 import { createBillingSession } from "./create-session";
 import { handleWebhook } from "./handle-webhook";
@@ -27,9 +28,22 @@ const html = (text: string) =>
   new Response(text, { headers: { "content-type": "text/html; charset=utf-8" } });
 const seeOther = (location: string) => new Response(null, { status: 303, headers: { location } });
 
+/** Provider notifications are small; anything bigger is refused before it is read (anyone may post here). */
+export const WEBHOOK_MAX_BYTES = 64 * 1024;
+const WEBHOOK_PATH = "/api/v1/billing/webhook/";
+
+const tooLarge = () =>
+  new AppError("PAYLOAD_TOO_LARGE", `A webhook body may hold at most ${WEBHOOK_MAX_BYTES / 1024} KB`);
+
 export function billingModule(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "billing", prefix: "/api/v1/billing" })
     .use(authPlugin(deps))
+    .onRequest(({ request }) => {
+      // Request hooks run for every route; only the webhook's declared length is checked here.
+      const length = request.headers.get("content-length");
+      if (length === null || Number(length) <= WEBHOOK_MAX_BYTES) return;
+      if (new URL(request.url).pathname.startsWith(WEBHOOK_PATH)) throw tooLarge();
+    })
     .post(
       "/create-checkout-session",
       ({ tenant, body }) => createBillingSession({ ctx: tenant, deps, input: body, kind: "checkout" }),
@@ -43,7 +57,9 @@ export function billingModule(deps: AppDeps) {
           description:
             "Needs both an API key and the dashboard user's JWT. Answers the provider's checkout URL; the plan " +
             "changes when the provider reports the payer's authorisation through the webhook. 409 when the " +
-            "account already has an active subscription to that plan; 422 for FREE or an unknown plan.",
+            "account already has an active subscription to that plan; 422 for FREE or an unknown plan, or a " +
+            "`successUrl`/`cancelUrl` that is not an absolute https URL (http only for localhost). 503 " +
+            "BILLING_NOT_CONFIGURED without PAYMENT_PROVIDER; with `local` (test mode) nothing is charged.",
         },
       },
     )
@@ -60,7 +76,8 @@ export function billingModule(deps: AppDeps) {
           description:
             "Needs both an API key and the dashboard user's JWT. Creates a monthly subscription with the payment " +
             "provider (MercadoPago preapproval, or the built-in local provider) and answers its checkout URL. " +
-            "The event subscription_preapproval with status authorized activates the plan.",
+            "The event subscription_preapproval with status authorized activates the plan. Same URL rules and " +
+            "503 BILLING_NOT_CONFIGURED as the checkout session.",
         },
       },
     )
@@ -75,20 +92,27 @@ export function billingModule(deps: AppDeps) {
           tags,
           summary: "Open a portal session for managing the subscription",
           description:
-            "Needs both an API key and the dashboard user's JWT. 404 when the account has no authorised " +
-            "subscription. Cancelling there lapses the paid plan: API use then answers 403 SUBSCRIPTION_INACTIVE.",
+            "Needs both an API key and the dashboard user's JWT. Every account gets a portal: with a " +
+            "subscription, the provider's page to manage or cancel it; without one, a page listing the plans. " +
+            "Cancelling moves the account to FREE with FREE's limits. `returnUrl` must be an absolute https URL " +
+            "(http only for localhost), else 422. 503 BILLING_NOT_CONFIGURED without PAYMENT_PROVIDER.",
         },
       },
     )
     .post(
       "/webhook/:provider",
-      ({ params, body, request }) =>
-        handleWebhook({
+      ({ params, body, request }) => {
+        // A body sent without a declared length (chunked) is measured once parsed.
+        if (JSON.stringify(body).length > WEBHOOK_MAX_BYTES) throw tooLarge();
+        return handleWebhook({
           deps,
           provider: params.provider,
           signature: request.headers.get("x-signature"),
+          requestId: request.headers.get("x-request-id"),
+          queryDataId: new URL(request.url).searchParams.get("data.id"),
           event: body,
-        }),
+        });
+      },
       {
         params: WebhookParams,
         body: WebhookEvent,
@@ -98,9 +122,12 @@ export function billingModule(deps: AppDeps) {
           summary: "Payment-provider webhook (no authentication; signed)",
           description:
             "Header X-Signature: `ts=<unix seconds>,v1=<hex HMAC-SHA256>` over `id:{data.id};ts:{ts};` with " +
-            "PAYMENT_WEBHOOK_SECRET. Bad signatures and signatures older than 5 minutes answer 401 " +
+            "PAYMENT_WEBHOOK_SECRET (for `mercadopago`, MercadoPago's own manifest " +
+            "`id:{data.id};request-id:{x-request-id};ts:{ts};`). Bodies over 64 KB answer 413 " +
+            "PAYLOAD_TOO_LARGE. Bad signatures and signatures older than 5 minutes answer 401 " +
             "INVALID_SIGNATURE; an event id already processed is acknowledged and ignored. The subscription's " +
-            "state is read back from the provider: authorized activates the plan, cancelled or paused lapses it.",
+            "state is read back from the provider: authorized activates the plan; cancelled or paused moves the " +
+            "account to FREE.",
         },
       },
     )

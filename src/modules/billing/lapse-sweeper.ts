@@ -12,9 +12,14 @@ const SWEEP_EVERY_MS = 60_000;
 
 type SweeperDeps = Pick<AppDeps, "database" | "identity" | "logger" | "payments">;
 
+/**
+ * Overdue accounts move to FREE with FREE's limits (never locked out of their data). The local test
+ * provider sends no renewals, so its subscriptions end this way a month after authorisation.
+ */
 export async function lapseOverdueSubscriptions(deps: SweeperDeps, now = Date.now()): Promise<number[]> {
   const rows = await deps.database.rows<{ id: number }>(
-    sql`update accounts set subscription_status = 'lapsed', updated_at = now()
+    sql`update accounts set plan = 'FREE', subscription_status = 'lapsed', subscription_renews_at = null,
+          updated_at = now()
         where subscription_status = 'active' and subscription_renews_at is not null
           and subscription_renews_at < ${new Date(now - GRACE_MS).toISOString()}::timestamptz
         returning id`,
@@ -32,8 +37,9 @@ export class LapseSweeper {
 
   start(): void {
     this.timer ??= setInterval(() => {
+      const { payments } = this.deps;
       lapseOverdueSubscriptions(this.deps)
-        .then(() => cancelSuperseded(this.deps))
+        .then(() => (payments === undefined ? 0 : cancelSuperseded({ ...this.deps, payments })))
         .catch((error: unknown) => this.deps.logger.warn("subscription sweep failed", { error }));
     }, SWEEP_EVERY_MS);
     this.timer.unref?.();

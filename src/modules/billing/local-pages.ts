@@ -1,14 +1,16 @@
 /**
- * The pages of the built-in `local` provider: a checkout page whose confirmation authorises the
- * subscription, and a portal page whose cancellation ends it. Each action reaches the account the same way
- * a real provider would: through the signed webhook, handled in-process.
+ * The pages of the built-in `local` provider, an explicit test mode (every page says so): a checkout page
+ * whose confirmation authorises the subscription, and a portal page whose cancellation ends it. Each
+ * action reaches the account the same way a real provider would: through the signed webhook, handled
+ * in-process. The portal page also serves accounts without a subscription under any provider: it shows the
+ * plans to choose from.
  */
 import { randomUUID } from "node:crypto";
 import { and, eq, gt, inArray } from "drizzle-orm";
 import { billingSessions } from "../../db/schema";
 import { notFound } from "../../shared/errors";
+import { type BillingDeps, type ConfiguredBillingDeps, configuredBilling } from "./configured";
 import { currentSubscription } from "./create-portal";
-import type { BillingDeps } from "./create-session";
 import { handleWebhook } from "./handle-webhook";
 import { signatureHeader } from "./signature";
 
@@ -16,13 +18,15 @@ const CHECKOUT_TTL_MS = 24 * 3_600_000;
 const PORTAL_TTL_MS = 3_600_000;
 
 async function openSession(deps: BillingDeps, token: string, kinds: string[], ttlMs: number) {
-  if (deps.payments.name !== "local") throw notFound("Checkout page");
+  // Checkout pages belong to the local test provider only; portal pages to whichever provider is set.
+  const provider = kinds.includes("portal") ? deps.payments?.name : "local";
+  if (provider === undefined || deps.payments?.name !== provider) throw notFound("Checkout page");
   const [session] = await deps.database.db
     .select()
     .from(billingSessions)
     .where(
       and(
-        eq(billingSessions.provider, "local"),
+        eq(billingSessions.provider, provider),
         eq(billingSessions.externalId, token),
         inArray(billingSessions.kind, kinds),
         gt(billingSessions.createdAt, new Date(Date.now() - ttlMs)),
@@ -32,7 +36,7 @@ async function openSession(deps: BillingDeps, token: string, kinds: string[], tt
   return session;
 }
 
-async function sendWebhook(deps: BillingDeps, dataId: string): Promise<void> {
+async function sendWebhook(deps: ConfiguredBillingDeps, dataId: string): Promise<void> {
   await handleWebhook({
     deps,
     provider: "local",
@@ -59,11 +63,11 @@ export async function renderCheckoutPage({
   const body =
     session.status === "pending"
       ? `<p>Subscribe to the <strong>${escapeHtml(session.plan)}</strong> plan: ${escapeHtml(price)}.</p>
-<p>This is the service's built-in test provider: no money is charged.</p>
+<p>This is the service's built-in test provider (PAYMENT_PROVIDER=local): no money is charged.</p>
 <form method="post" action="${escapeHtml(token)}/confirm"><button type="submit">Confirm subscription</button></form>
 <p><a href="${escapeHtml(session.cancelUrl ?? "/")}">Cancel</a></p>`
       : `<p>This checkout is ${escapeHtml(session.status)}.</p><p><a href="${escapeHtml(session.successUrl ?? "/")}">Continue</a></p>`;
-  return page("Confirm your subscription", body);
+  return page("Confirm your subscription", body, true);
 }
 
 /** Authorises the subscription and answers where to send the payer. */
@@ -80,7 +84,7 @@ export async function confirmLocalCheckout({
       .update(billingSessions)
       .set({ status: "authorized", updatedAt: new Date() })
       .where(and(eq(billingSessions.id, session.id), eq(billingSessions.status, "pending")));
-    await sendWebhook(deps, session.externalId);
+    await sendWebhook(configuredBilling(deps), session.externalId);
   }
   return session.successUrl ?? deps.config.publicBaseUrl;
 }
@@ -93,14 +97,18 @@ export async function renderPortalPage({
   token: string;
 }): Promise<string> {
   const portal = await openSession(deps, token, ["portal"], PORTAL_TTL_MS);
-  const subscription = await currentSubscription(deps, portal.accountId);
+  const billing = configuredBilling(deps);
+  const subscription = await currentSubscription(billing, portal.accountId);
+  const back = `<p><a href="${escapeHtml(portal.successUrl ?? "/")}">Back</a></p>`;
   const body =
     subscription === undefined
-      ? `<p>There is no active subscription.</p><p><a href="${escapeHtml(portal.successUrl ?? "/")}">Back</a></p>`
+      ? `<p>There is no active subscription: the account is on the <strong>${escapeHtml(portal.plan)}</strong> plan.</p>
+${plansTable(deps)}
+<p>To subscribe, choose a plan in your dashboard (it opens a checkout session).</p>${back}`
       : `<p>Your subscription: <strong>${escapeHtml(subscription.plan)}</strong> plan.</p>
 <form method="post" action="${escapeHtml(token)}/cancel"><button type="submit">Cancel subscription</button></form>
-<p><a href="${escapeHtml(portal.successUrl ?? "/")}">Back</a></p>`;
-  return page("Manage your subscription", body);
+<p>Cancelling moves the account to the FREE plan; its data stays.</p>${back}`;
+  return page("Manage your subscription", body, billing.payments.name === "local");
 }
 
 /** Cancels the account's current subscription; the account's paid plan lapses. */
@@ -112,21 +120,36 @@ export async function cancelLocalSubscription({
   token: string;
 }): Promise<string> {
   const portal = await openSession(deps, token, ["portal"], PORTAL_TTL_MS);
-  const subscription = await currentSubscription(deps, portal.accountId);
-  if (subscription !== undefined) {
+  const billing = configuredBilling(deps);
+  const subscription = await currentSubscription(billing, portal.accountId);
+  if (subscription !== undefined && billing.payments.name === "local") {
     await deps.database.db
       .update(billingSessions)
       .set({ status: "cancelled", updatedAt: new Date() })
       .where(eq(billingSessions.id, subscription.id));
-    await sendWebhook(deps, subscription.externalId);
+    await sendWebhook(billing, subscription.externalId);
   }
   return portal.successUrl ?? deps.config.publicBaseUrl;
 }
 
-function page(title: string, body: string): string {
+function plansTable(deps: BillingDeps): string {
+  const rows = Object.values(deps.plans)
+    .map(
+      (plan) =>
+        `<tr><td>${escapeHtml(plan.name)}</td><td>${escapeHtml(`${plan.priceMonthly} ${plan.currency}`)}</td>` +
+        `<td>${plan.limits.requestsPerMinute}</td><td>${plan.limits.maxProducts}</td></tr>`,
+    )
+    .join("");
+  return `<table><tr><th>Plan</th><th>Per month</th><th>Requests/min</th><th>Products</th></tr>${rows}</table>`;
+}
+
+function page(title: string, body: string, testMode: boolean): string {
+  const banner = testMode
+    ? '<p style="background: #fff3cd; padding: .5rem 1rem"><strong>TEST MODE</strong>: payments are simulated; no money is charged.</p>'
+    : "";
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto"><h1>${title}</h1>${body}</body></html>`;
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 3rem auto">${banner}<h1>${title}</h1>${body}</body></html>`;
 }
 
 function escapeHtml(text: string): string {

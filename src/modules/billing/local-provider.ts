@@ -16,6 +16,8 @@ import type {
   SubscriptionRequest,
 } from "./provider";
 
+const MONTH_MS = 30 * 86_400_000;
+
 export const LOCAL_PATH = "/api/v1/billing/local";
 
 export const localToken = (kind: "chk" | "por"): string =>
@@ -45,7 +47,11 @@ export class LocalPaymentProvider implements PaymentProvider {
 
   async fetchSubscription(externalId: string): Promise<ProviderSubscription | undefined> {
     const [session] = await this.database.db
-      .select({ accountId: billingSessions.accountId, status: billingSessions.status })
+      .select({
+        accountId: billingSessions.accountId,
+        status: billingSessions.status,
+        updatedAt: billingSessions.updatedAt,
+      })
       .from(billingSessions)
       .where(and(eq(billingSessions.provider, "local"), eq(billingSessions.externalId, externalId)));
     if (session === undefined) return undefined;
@@ -55,7 +61,9 @@ export class LocalPaymentProvider implements PaymentProvider {
       status: (session.status === "superseded" ? "authorized" : session.status) as ProviderSubscriptionStatus,
       accountId: session.accountId,
       customerId: `local_${session.accountId}`,
-      renewsAt: null,
+      // A month after authorisation. Test mode charges nothing and never renews: the subscription then
+      // lapses (lapse-sweeper.ts), as an unpaid one would.
+      renewsAt: session.status === "authorized" ? new Date(session.updatedAt.getTime() + MONTH_MS) : null,
     };
   }
 

@@ -8,7 +8,8 @@
 import { and, eq, inArray, ne } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { billingSessions } from "../../db/schema";
-import type { BillingDeps } from "./create-session";
+import type { BillingDeps } from "./configured";
+import type { PaymentProvider } from "./provider";
 
 /** Marks the account's other authorised subscriptions superseded; answers their provider ids. */
 export async function supersedeOlderSubscriptions(
@@ -36,7 +37,7 @@ export async function supersedeOlderSubscriptions(
  * sweeper's retry). Answers how many were cancelled; a failure is logged and left for the next try.
  */
 export async function cancelSuperseded(
-  deps: Pick<BillingDeps, "database" | "payments" | "logger">,
+  deps: Pick<BillingDeps, "database" | "logger"> & { payments: PaymentProvider },
   externalIds?: readonly string[],
 ): Promise<number> {
   const ids =

@@ -37,19 +37,23 @@ async function shell(request: Request): Promise<Response> {
   return serve(index, request, "no-cache");
 }
 
-/** Browsers asking for `/` are sent to the dashboard; API clients keep the JSON 404 of an unknown path. */
-const wantsHtml = (request: Request): boolean => (request.headers.get("accept") ?? "").includes("text/html");
+/**
+ * Browsers asking for `/` are sent to the dashboard. This is a request hook rather than a route so that
+ * API clients keep exactly what `/` answered before (404 for every method; a GET route would turn the
+ * other methods into 405s). Only a request whose path is `/` pays more than one character comparison.
+ */
+function redirectBrowsersAtRoot(request: Request): Response | undefined {
+  const url = request.url;
+  const path = url.indexOf("/", url.indexOf("//") + 2);
+  if (path < 0 || (url.length !== path + 1 && url[path + 1] !== "?")) return undefined;
+  if (request.method !== "GET" && request.method !== "HEAD") return undefined;
+  if (!(request.headers.get("accept") ?? "").includes("text/html")) return undefined;
+  return new Response(null, { status: 302, headers: { location: "/dashboard" } });
+}
 
 export function dashboardModule() {
   return new Elysia({ ...ELYSIA_CONFIG, name: "dashboard" })
-    .get(
-      "/",
-      ({ request, redirect }) => {
-        if (!wantsHtml(request)) throw new AppError("NOT_FOUND", "No route for GET /");
-        return redirect("/dashboard", 302);
-      },
-      hidden,
-    )
+    .onRequest(({ request }) => redirectBrowsersAtRoot(request))
     .get("/dashboard", ({ request }) => shell(request), hidden)
     .get(
       "/dashboard/assets/:name",

@@ -17,14 +17,33 @@ export function erasureStatements(accountId: number, endUserId: number): Record<
     searches: counted("searches"),
     recommendations: counted("recommendation_logs"),
     orders: counted("orders"),
+    attributions: counted("recommendation_attributions"),
     endUser: sql`delete from end_users where account_id = ${accountId} and id = ${endUserId}`,
   };
 }
 
 /**
- * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log and order
- * of theirs in one transaction, then tells every cache (here and in other processes) to forget them. The
- * next training reads from the database, so it no longer sees them either.
+ * Ingestion-job errors name the records they refused: an end user by their external id, an interaction as
+ * `{external_user_id}:{external_product_id}`. Erasure removes those entries, and any stored request left
+ * on a job that has finished (finished jobs drop theirs; rows of older versions may still hold one).
+ */
+export function ingestionScrubStatements(accountId: number, externalId: string): SQL[] {
+  const names = sql`(e->>'recordType' <> 'product'
+    and (e->>'externalId' = ${externalId} or starts_with(e->>'externalId', ${`${externalId}:`})))`;
+  return [
+    sql`update ingestion_jobs
+        set errors = coalesce((select jsonb_agg(e) from jsonb_array_elements(errors) as e where not ${names}), '[]'::jsonb)
+        where account_id = ${accountId} and exists (select 1 from jsonb_array_elements(errors) as e where ${names})`,
+    sql`update ingestion_jobs set payload = null
+        where account_id = ${accountId} and status <> 'processing' and payload is not null`,
+  ];
+}
+
+/**
+ * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log, order and
+ * attribution of theirs in one transaction, scrubs them from ingestion jobs, then tells every cache (here and in other
+ * processes) to forget them. Recommendation logs and attributions still queued in this process are written first, so they
+ * are deleted and counted too. The next training reads from the database, so it no longer sees them either.
  */
 export async function eraseEndUser({
   ctx,
@@ -32,14 +51,19 @@ export async function eraseEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "logger">;
+  deps: Pick<AppDeps, "database" | "logger" | "recommendations" | "attributions">;
   input: { externalId: string };
 }): Promise<ErasureResult> {
   const { database } = deps;
   const accountId = ctx.accountId;
+  await deps.recommendations.logs.flush();
+  await deps.attributions.flush();
   const erased = await database.db.transaction(async (tx) => {
     const [user] = await endUserLookupQuery(tx, accountId, input.externalId).for("update");
     if (user === undefined) throw notFound("End user");
+    // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
+    // under way is waited for, and one that starts later finds the end user gone and writes nothing for them.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('recommendation_logs'), ${accountId})`);
     const statements = erasureStatements(accountId, user.id);
     const count = async (statement: SQL) =>
       Number((await database.rows<{ n: number }>(statement, tx))[0]?.n ?? 0);
@@ -48,8 +72,11 @@ export async function eraseEndUser({
       searches: await count(statements.searches),
       recommendations: await count(statements.recommendations),
       orders: await count(statements.orders),
+      attributions: await count(statements.attributions),
     };
     await database.rows(statements.endUser, tx);
+    for (const statement of ingestionScrubStatements(accountId, input.externalId))
+      await database.rows(statement, tx);
     return { endUserId: user.id, deleted };
   });
 

@@ -76,3 +76,31 @@ function parseErasure(payload: string): EndUserErased | undefined {
   }
   return undefined;
 }
+
+/** An end user's profile (preferred categories, price range, attributes) changed. */
+export interface EndUserUpdated {
+  accountId: number;
+  externalId: string;
+}
+
+type UpdateListener = (event: EndUserUpdated) => void;
+const updateListeners = new Set<UpdateListener>();
+
+/**
+ * Subscribes to profile changes made in this process (the recommender drops the user's cached history and
+ * pages, and announces the change to other processes); returns the unsubscribe function.
+ */
+export function onEndUserUpdated(listener: UpdateListener): () => void {
+  updateListeners.add(listener);
+  return () => updateListeners.delete(listener);
+}
+
+export function emitEndUserUpdated(event: EndUserUpdated): void {
+  for (const listener of updateListeners) {
+    try {
+      listener(event);
+    } catch {
+      // A faulty cache listener must not fail the write that already committed.
+    }
+  }
+}

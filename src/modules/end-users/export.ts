@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { orders, products, recommendationLogs, searches } from "../../db/schema";
+import { orders, products, recommendationAttributions, recommendationLogs, searches } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
 import { endUserInteractionsQuery } from "../interactions/queries";
@@ -9,8 +9,9 @@ import { toEndUser } from "./record";
 import type { EndUserExport } from "./schemas";
 
 /**
- * Right of access: the end-user record and every interaction, search, recommendation and order kept about
- * them, read in one repeatable-read transaction so the parts are consistent with each other.
+ * Right of access: the end-user record and every interaction, search, recommendation, order and attribution
+ * kept about them, read in one repeatable-read transaction so the parts are consistent with each other. Recommendation
+ * logs and attributions still queued in this process are written first: the export holds everything recorded before it.
  */
 export async function exportEndUser({
   ctx,
@@ -18,15 +19,17 @@ export async function exportEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: Pick<AppDeps, "database" | "recommendations" | "attributions">;
   input: { externalId: string };
 }): Promise<EndUserExport> {
   const accountId = ctx.accountId;
+  await deps.recommendations.logs.flush();
+  await deps.attributions.flush();
   return deps.database.db.transaction(
     async (tx) => {
       const [user] = await endUserLookupQuery(tx, accountId, input.externalId);
       if (user === undefined) throw notFound("End user");
-      const [interactionRows, searchRows, orderRows, recommendationRows] = [
+      const [interactionRows, searchRows, orderRows, recommendationRows, attributionRows] = [
         await endUserInteractionsQuery(tx, accountId, user.id),
         await tx
           .select({
@@ -51,6 +54,7 @@ export async function exportEndUser({
           .orderBy(desc(orders.occurredAt)),
         await tx
           .select({
+            recommendationId: recommendationLogs.recommendationId,
             endpoint: recommendationLogs.endpoint,
             items: recommendationLogs.items,
             createdAt: recommendationLogs.createdAt,
@@ -58,6 +62,25 @@ export async function exportEndUser({
           .from(recommendationLogs)
           .where(and(eq(recommendationLogs.accountId, accountId), eq(recommendationLogs.endUserId, user.id)))
           .orderBy(desc(recommendationLogs.createdAt)),
+        await tx
+          .select({
+            recommendationId: recommendationAttributions.recommendationId,
+            externalProductId: products.externalId,
+            position: recommendationAttributions.position,
+            interactionType: recommendationAttributions.interactionType,
+            revenue: recommendationAttributions.revenue,
+            endpoint: recommendationAttributions.endpoint,
+            occurredAt: recommendationAttributions.occurredAt,
+          })
+          .from(recommendationAttributions)
+          .leftJoin(products, eq(products.id, recommendationAttributions.productId))
+          .where(
+            and(
+              eq(recommendationAttributions.accountId, accountId),
+              eq(recommendationAttributions.endUserId, user.id),
+            ),
+          )
+          .orderBy(desc(recommendationAttributions.occurredAt)),
       ];
       return {
         endUser: toEndUser(user),
@@ -74,9 +97,19 @@ export async function exportEndUser({
           timestamp: r.occurredAt.toISOString(),
         })),
         recommendations: recommendationRows.map((r) => ({
+          recommendation_id: r.recommendationId,
           endpoint: r.endpoint,
           items: JSON.parse(r.items) as string[],
           timestamp: r.createdAt.toISOString(),
+        })),
+        attributions: attributionRows.map((r) => ({
+          recommendation_id: r.recommendationId,
+          external_product_id: r.externalProductId,
+          position: r.position,
+          interaction_type: r.interactionType,
+          revenue: r.revenue,
+          endpoint: r.endpoint,
+          timestamp: r.occurredAt.toISOString(),
         })),
         exportedAt: new Date().toISOString(),
       };

@@ -8,12 +8,14 @@ import { eraseEndUser } from "./erase";
 import { exportEndUser } from "./export";
 import { getEndUser } from "./get";
 import { listEndUsers } from "./list";
+import { patchEndUser } from "./patch";
 import {
   EndUser,
   EndUserCreate,
   EndUserExport,
   EndUserListQuery,
   EndUserPage,
+  EndUserPatch,
   EndUserPath,
   ErasureResult,
 } from "./schemas";
@@ -66,6 +68,26 @@ export function endUsersModule(deps: AppDeps) {
           tags,
           summary: "Get an end user by external id",
           description: "URL-encode reserved characters.",
+        },
+      },
+    )
+    .patch(
+      "/external/:external_user_id",
+      ({ tenant, params, body }) =>
+        patchEndUser({ ctx: tenant, deps, input: { externalId: params.external_user_id, changes: body } }),
+      {
+        auth: { mode: "keyOrJwt" },
+        params: EndUserPath,
+        body: EndUserPatch,
+        response: { 200: EndUser },
+        detail: {
+          tags,
+          summary: "Update an end user's profile",
+          description:
+            "Partial update of preferred categories, price range and attributes: only the fields in the body " +
+            "change, `null` clears a price bound, and a range whose minimum would exceed its maximum (given or " +
+            "stored) is a 422. The next recommendation for the user reflects the change. Unknown end users " +
+            "answer 404 (they are created by POST or by their first interaction).",
         },
       },
     )

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { Interaction } from "../interactions/schemas";
 import { PageQuery } from "../products/schemas";
 
@@ -9,10 +10,10 @@ export const EndUserCreate = t.Object(
       maxLength: 255,
       description: "The shop's own identifier of the end user, unique per account.",
     }),
-    preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 50 }), { maxItems: 100 })),
+    preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
     priceRangeMin: t.Optional(t.Number({ minimum: 0 })),
     priceRangeMax: t.Optional(t.Number({ minimum: 0 })),
-    attributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Free key/value pairs." })),
+    attributes: t.Optional(Attributes("Free key/value pairs.")),
   },
   {
     additionalProperties: false,
@@ -20,6 +21,28 @@ export const EndUserCreate = t.Object(
   },
 );
 export type EndUserCreate = typeof EndUserCreate.static;
+
+export const EndUserPatch = t.Object(
+  {
+    preferredCategories: t.Optional(EndUserCreate.properties.preferredCategories),
+    priceRangeMin: t.Optional(
+      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+    ),
+    priceRangeMax: t.Optional(
+      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+    ),
+    attributes: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Partial update of the profile: only the fields given change; `null` clears a price bound. " +
+      "`preferredCategories` and `attributes`, when given, replace the stored values.",
+  },
+);
+export type EndUserPatch = typeof EndUserPatch.static;
 
 export const EndUser = t.Object({
   externalId: t.String(),
@@ -32,7 +55,7 @@ export const EndUser = t.Object({
 });
 export type EndUser = typeof EndUser.static;
 
-export const EndUserListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const EndUserListQuery = t.Object(PageQuery, UNKNOWN_QUERY_IGNORED);
 
 export const EndUserPage = t.Object({
   items: t.Array(EndUser),
@@ -51,6 +74,9 @@ export const ErasureResult = t.Object({
     searches: t.Integer(),
     recommendations: t.Integer(),
     orders: t.Integer(),
+    attributions: t.Integer({
+      description: "Clicks, carts and purchases of theirs credited to recommendation answers.",
+    }),
   }),
   erasedAt: t.String({ format: "date-time" }),
 });
@@ -70,10 +96,26 @@ export const ExportedOrder = t.Object({
 });
 
 export const ExportedRecommendation = t.Object({
+  recommendation_id: t.Union([t.String({ format: "uuid" }), t.Null()], {
+    description: "The answer's `recommendationId` (null for answers logged before answers carried one).",
+  }),
   endpoint: t.String(),
   items: t.Array(t.String(), { description: "External ids of the recommended products, in order." }),
   timestamp: t.String({ format: "date-time" }),
 });
+
+export const ExportedAttribution = t.Object(
+  {
+    recommendation_id: t.String({ format: "uuid" }),
+    external_product_id: t.Union([t.String(), t.Null()]),
+    position: t.Integer({ description: "0-based place of the product in the answer." }),
+    interaction_type: t.String(),
+    revenue: t.Number({ description: "A purchase's credited revenue; 0 for clicks and carts." }),
+    endpoint: t.String(),
+    timestamp: t.String({ format: "date-time", description: "When the interaction happened." }),
+  },
+  { description: "A click, cart or purchase of theirs credited to a recommendation answer." },
+);
 
 export const EndUserExport = t.Object({
   endUser: EndUser,
@@ -81,6 +123,7 @@ export const EndUserExport = t.Object({
   searches: t.Array(ExportedSearch),
   recommendations: t.Array(ExportedRecommendation),
   orders: t.Array(ExportedOrder),
+  attributions: t.Array(ExportedAttribution),
   exportedAt: t.String({ format: "date-time" }),
 });
 export type EndUserExport = typeof EndUserExport.static;

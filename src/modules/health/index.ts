@@ -6,8 +6,10 @@ export function healthModule(deps: AppDeps) {
   const startedAt = Date.now();
   return new Elysia({ name: "health" }).get(
     "/health",
-    () => {
+    ({ set }) => {
       const database = deps.health.snapshot();
+      // A load balancer or monitor reads the status code, not the body.
+      if (database.state === "down") set.status = 503;
       return {
         status: database.state === "down" ? ("degraded" as const) : ("ok" as const),
         version: deps.config.version,
@@ -15,6 +17,13 @@ export function healthModule(deps: AppDeps) {
         database,
       };
     },
-    { response: HealthResponse, detail: { tags: ["Health"], summary: "Service health (no authentication)" } },
+    {
+      response: { 200: HealthResponse, 503: HealthResponse },
+      detail: {
+        tags: ["Health"],
+        summary: "Service health (no authentication)",
+        description: "503 with `status: degraded` while the database is unreachable.",
+      },
+    },
   );
 }

@@ -2,6 +2,17 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../shared/logger";
 
+/** A probe that has not answered by then counts as down: a vanished host makes connects hang, not fail. */
+const PROBE_TIMEOUT_MS = 2000;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
 export interface DatabaseHealth {
   state: "up" | "down" | "unknown";
   kind: Database["kind"];
@@ -16,6 +27,7 @@ export interface DatabaseHealth {
 export class HealthMonitor {
   private current: DatabaseHealth;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private probing = false;
 
   constructor(
     private readonly database: Database,
@@ -29,14 +41,28 @@ export class HealthMonitor {
     return this.current;
   }
 
+  /**
+   * A request just failed to reach the database: report it down now rather than at the next probe (up to
+   * `intervalMs` later), and probe at once so recovery is noticed as soon as the database answers again.
+   */
+  markUnreachable(): void {
+    if (this.current.state !== "down") {
+      this.current = { ...this.current, state: "down", checkedAt: new Date().toISOString(), latencyMs: null };
+    }
+    if (this.timer !== undefined && !this.probing) void this.probe();
+  }
+
   async probe(): Promise<DatabaseHealth> {
     const started = performance.now();
     let state: DatabaseHealth["state"] = "up";
+    this.probing = true;
     try {
-      await this.database.db.execute(sql`select 1`);
+      await withTimeout(this.database.db.execute(sql`select 1`), PROBE_TIMEOUT_MS);
     } catch (error) {
       state = "down";
       if (this.current.state !== "down") this.logger.warn("database unreachable", { error });
+    } finally {
+      this.probing = false;
     }
     this.current = {
       state,

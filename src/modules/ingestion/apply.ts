@@ -57,16 +57,34 @@ async function withinCapacity<T extends { externalId: string }>(
   return rows.filter((r) => !refused.has(r.externalId));
 }
 
-function validateAll<T>(type: RecordType, records: readonly unknown[], check: (r: unknown) => Checked<T>) {
+/**
+ * Valid records with their positions in the request's array (`offset` is the chunk's start), and an error
+ * naming the position of each invalid one: two bad `u1:p2` interactions are told apart by their index.
+ */
+function validateAll<T>(
+  type: RecordType,
+  records: readonly unknown[],
+  check: (r: unknown) => Checked<T>,
+  offset: number,
+) {
   const valid: T[] = [];
+  const positions: number[] = [];
   const errors: IngestionRecordError[] = [];
-  for (const record of records) {
+  records.forEach((record, i) => {
     const checked = check(record);
-    if (checked.ok) valid.push(checked.value);
-    else
-      errors.push({ recordType: type, externalId: recordKey(type, record), errorMessage: checked.message });
-  }
-  return { valid, errors };
+    if (checked.ok) {
+      valid.push(checked.value);
+      positions.push(offset + i);
+    } else {
+      errors.push({
+        recordType: type,
+        externalId: recordKey(type, record),
+        index: offset + i,
+        errorMessage: checked.message,
+      });
+    }
+  });
+  return { valid, positions, errors };
 }
 
 /** Within one INSERT a key may appear once (ON CONFLICT cannot touch a row twice): the last record wins. */
@@ -85,8 +103,9 @@ export async function applyProducts(
   accountId: number,
   records: readonly unknown[],
   capacity?: CapacityCheck,
+  offset = 0,
 ): Promise<ChunkResult> {
-  const { valid, errors } = validateAll("product", records, checkProduct);
+  const { valid, errors } = validateAll("product", records, checkProduct, offset);
   const candidates = lastPerKey(valid, (p) => p.externalId).map((p) => ({
     accountId,
     externalId: p.externalId,
@@ -148,8 +167,9 @@ export async function applyUsers(
   accountId: number,
   records: readonly unknown[],
   capacity?: CapacityCheck,
+  offset = 0,
 ): Promise<ChunkResult> {
-  const { valid, errors } = validateAll("user", records, checkUser);
+  const { valid, errors } = validateAll("user", records, checkUser, offset);
   const candidates = lastPerKey(valid, (u) => u.externalId).map((u) => ({
     accountId,
     externalId: u.externalId,
@@ -201,8 +221,11 @@ export async function applyInteractions(
   records: readonly unknown[],
   now: number,
   capacity?: CapacityCheck,
+  offset = 0,
 ): Promise<ChunkResult> {
-  const { valid, errors } = validateAll("interaction", records, (r) => checkInteraction(r, now));
+  const checked = validateAll("interaction", records, (r) => checkInteraction(r, now), offset);
+  const { errors } = checked;
+  const valid = checked.valid.map((interaction, k) => ({ ...interaction, index: checked.positions[k]! }));
   const result = emptyResult(errors);
   if (valid.length === 0) return result;
 
@@ -223,6 +246,7 @@ export async function applyInteractions(
     errors.push({
       recordType: "interaction",
       externalId: `${i.externalUserId}:${i.externalProductId}`,
+      index: i.index,
       errorMessage: `external_product_id: product "${i.externalProductId}" not found`,
     });
     return false;
@@ -250,6 +274,7 @@ export async function applyInteractions(
       errors.push({
         recordType: "interaction",
         externalId: `${i.externalUserId}:${i.externalProductId}`,
+        index: i.index,
         errorMessage: refusal,
       });
       continue;
@@ -305,6 +330,8 @@ export async function applyInteractions(
       interactionType: i.type,
       value: i.value,
       occurredAt: i.occurredAt,
+      revenue: i.type === "PURCHASE" ? i.value : 0,
+      ...(i.recommendationId === undefined ? {} : { recommendationId: i.recommendationId }),
     });
   }
   return result;

@@ -25,6 +25,8 @@ export const ingestionQueue = rowQueue({
   requeued: "processing",
   failed: "failed",
   failureColumn: "failure_reason",
+  // The stored request names end users: a job that will never run again keeps no copy of it.
+  clearedOnFailure: ["payload"],
 });
 
 interface IngestionDeps {
@@ -41,7 +43,8 @@ type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
 interface Phase {
   cursor: Cursor;
   records: readonly unknown[];
-  apply(tx: Tx, accountId: number, records: readonly unknown[]): Promise<ChunkResult>;
+  /** `offset` is the chunk's start in the request's array, for the record errors' `index`. */
+  apply(tx: Tx, accountId: number, records: readonly unknown[], offset: number): Promise<ChunkResult>;
 }
 
 export function ingestionJobKind(deps: IngestionDeps): JobKind {
@@ -84,17 +87,18 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     {
       cursor: "processedProducts",
       records: batch.products ?? [],
-      apply: (tx, accountId, records) => applyProducts(tx, accountId, records, deps.capacity),
+      apply: (tx, accountId, records, offset) => applyProducts(tx, accountId, records, deps.capacity, offset),
     },
     {
       cursor: "processedUsers",
       records: batch.users ?? [],
-      apply: (tx, accountId, records) => applyUsers(tx, accountId, records, deps.capacity),
+      apply: (tx, accountId, records, offset) => applyUsers(tx, accountId, records, deps.capacity, offset),
     },
     {
       cursor: "processedInteractions",
       records: batch.interactions ?? [],
-      apply: (tx, accountId, records) => applyInteractions(tx, accountId, records, Date.now(), deps.capacity),
+      apply: (tx, accountId, records, offset) =>
+        applyInteractions(tx, accountId, records, Date.now(), deps.capacity, offset),
     },
   ];
   const remaining = (p: Phase) => p.records.length - cursor[p.cursor];
@@ -116,7 +120,7 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     const start = cursor[phase.cursor];
     const records = phase.records.slice(start, start + chunkSize);
     const result = await db.transaction(async (tx) => {
-      const chunk = await phase.apply(tx, job.accountId, records);
+      const chunk = await phase.apply(tx, job.accountId, records, start);
       if (deps.config.ingestionChunkDelayMs > 0) await Bun.sleep(deps.config.ingestionChunkDelayMs);
       // The cursor advance commits with the chunk's writes; it only matches while this worker still holds
       // the claim and the cursor is where this chunk started, otherwise the whole chunk rolls back.

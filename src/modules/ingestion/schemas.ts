@@ -1,4 +1,10 @@
+import type { TObject } from "@sinclair/typebox";
 import { t } from "elysia";
+import { DOCUMENTED_AS } from "../../http/openapi-document";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { EndUserCreate } from "../end-users/schemas";
+import { InteractionCreate } from "../interactions/schemas";
+import { ProductCreate } from "../products/schemas";
 
 export const MAX_RECORDS_PER_KIND = 1000;
 
@@ -6,9 +12,10 @@ export const MAX_RECORDS_PER_KIND = 1000;
  * The envelope only checks sizes and that every record is an object: records are validated one by one
  * while the job runs, so one bad record is reported in `errors` instead of rejecting the whole batch.
  */
-const records = (what: string) =>
+const records = (what: string, shape: TObject) =>
   t.Optional(
-    t.Array(t.Record(t.String(), t.Unknown()), {
+    // The OpenAPI description shows each record's real shape (see DOCUMENTED_AS).
+    t.Array(t.Record(t.String(), t.Unknown(), { [DOCUMENTED_AS]: shape }), {
       maxItems: MAX_RECORDS_PER_KIND,
       description: `At most ${MAX_RECORDS_PER_KIND} ${what}.`,
     }),
@@ -19,14 +26,19 @@ export const BatchRequest = t.Object(
     products: records(
       "products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, " +
         "brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived)",
+      ProductCreate,
     ),
     users: records(
       "end users, each as the body of POST /api/v1/end-users/ ({externalId, preferredCategories?, " +
         "priceRangeMin?, priceRangeMax?, attributes?}); upserted by externalId",
+      EndUserCreate,
     ),
     interactions: records(
-      "interactions, each {external_user_id, external_product_id, interaction_type, value (> 0, required), " +
-        "timestamp?, query?}; they may name products of the same batch; unknown end users are created",
+      "interactions, each as the body of POST /api/v1/interactions/ ({external_user_id, external_product_id, " +
+        "interaction_type, value? (> 0, default 1), timestamp?, query?, recommendation_id? (the answer a CLICK, " +
+        "CART or PURCHASE is credited to)}); they may name products of the same " +
+        "batch; unknown end users are created",
+      InteractionCreate,
     ),
   },
   { additionalProperties: false, description: "Whole request at most 10 MB." },
@@ -46,6 +58,12 @@ export const BatchAccepted = t.Object({
 export const RecordError = t.Object({
   recordType: t.String({ description: "product, user or interaction" }),
   externalId: t.String({ description: 'For an interaction: "{external_user_id}:{external_product_id}".' }),
+  index: t.Optional(
+    t.Integer({
+      minimum: 0,
+      description: "The record's position in its array (products, users or interactions).",
+    }),
+  ),
   errorMessage: t.String(),
 });
 
@@ -79,7 +97,7 @@ export const BatchListQuery = t.Object(
     ),
     status: t.Optional(t.String({ maxLength: 50, description: BATCH_STATUSES.join(" | ") })),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const BatchPath = t.Object({ job_id: t.Integer({ minimum: 1 }) });

@@ -6,7 +6,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { priceRangeProblem } from "../end-users/create";
 import { EndUserCreate } from "../end-users/schemas";
-import { MAX_FUTURE_SKEW_MS } from "../interactions/create";
+import { timestampProblem } from "../interactions/create";
 import { INTERACTION_TYPES, InteractionRecord } from "../interactions/schemas";
 import { ProductCreate } from "../products/schemas";
 
@@ -43,6 +43,7 @@ export interface CheckedInteraction {
   value: number;
   occurredAt: Date;
   query: string | null;
+  recommendationId: string | undefined;
 }
 
 export function checkInteraction(record: unknown, now: number): Checked<CheckedInteraction> {
@@ -54,19 +55,18 @@ export function checkInteraction(record: unknown, now: number): Checked<CheckedI
   }
   const r = checked.value;
   const occurredAt = r.timestamp === undefined ? new Date(now) : new Date(r.timestamp);
-  if (Number.isNaN(occurredAt.getTime())) return { ok: false, message: "timestamp: not a valid date-time" };
-  if (occurredAt.getTime() > now + MAX_FUTURE_SKEW_MS) {
-    return { ok: false, message: "timestamp: must not be more than 5 minutes in the future" };
-  }
+  const problem = timestampProblem(occurredAt, now);
+  if (problem !== undefined) return { ok: false, message: `timestamp: ${problem}` };
   return {
     ok: true,
     value: {
       externalUserId: r.external_user_id,
       externalProductId: r.external_product_id,
       type: r.interaction_type.toUpperCase(),
-      value: r.value,
+      value: r.value ?? 1,
       occurredAt,
       query: r.query ?? null,
+      recommendationId: r.recommendation_id,
     },
   };
 }

@@ -11,6 +11,18 @@ import type { Interaction, InteractionCreate } from "./schemas";
 export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 
 /**
+ * Why a timestamp cannot be recorded, if it cannot: before 1970 (the format admits year 0000 and dates
+ * Postgres cannot store) or more than 5 minutes ahead of our clock.
+ */
+export function timestampProblem(at: Date, now: number): string | undefined {
+  const time = at.getTime();
+  if (Number.isNaN(time)) return "must be a valid ISO 8601 date-time";
+  if (time < 0) return "must not be before 1970-01-01";
+  if (time > now + MAX_FUTURE_SKEW_MS) return "must not be more than 5 minutes in the future";
+  return undefined;
+}
+
+/**
  * Records one interaction. The end user is created when unknown; the product must be live. A PURCHASE also
  * writes an order and a SEARCH a search row, in the same transaction, so erasure and export see all of it.
  */
@@ -25,14 +37,9 @@ export async function createInteraction({
 }): Promise<Interaction> {
   const type = input.interaction_type.toUpperCase();
   const occurredAt = input.timestamp === undefined ? new Date() : new Date(input.timestamp);
-  if (occurredAt.getTime() > Date.now() + MAX_FUTURE_SKEW_MS) {
-    throw validationError([
-      {
-        loc: ["body", "timestamp"],
-        msg: "Must not be more than 5 minutes in the future",
-        type: "value_error.future",
-      },
-    ]);
+  const problem = timestampProblem(occurredAt, Date.now());
+  if (problem !== undefined) {
+    throw validationError([{ loc: ["body", "timestamp"], msg: problem, type: "value_error.timestamp" }]);
   }
   const value = input.value ?? 1;
   const accountId = ctx.accountId;
@@ -74,7 +81,7 @@ export async function createInteraction({
         .insert(searches)
         .values({ accountId, endUserId, productId: product.id, query: input.query ?? null, occurredAt });
     }
-    return { id: row.id, endUserId, productId: product.id };
+    return { id: row.id, endUserId, productId: product.id, price: product.price };
   });
 
   emitInteractionRecorded({
@@ -88,6 +95,8 @@ export async function createInteraction({
         interactionType: type,
         value,
         occurredAt,
+        revenue: type === "PURCHASE" ? (input.value ?? recorded.price) : 0,
+        ...(input.recommendation_id === undefined ? {} : { recommendationId: input.recommendation_id }),
       },
     ],
   });

@@ -9,6 +9,10 @@ export interface RecordedInteraction {
   interactionType: string;
   value: number;
   occurredAt: Date;
+  /** The answer the client credits it to (its `recommendation_id`), if sent. */
+  recommendationId?: string;
+  /** A PURCHASE's revenue: its value when sent, else the product's price; 0 for other types. */
+  revenue: number;
 }
 
 export interface InteractionsRecorded {

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { PageQuery } from "../products/schemas";
 
 export const INTERACTION_TYPES = [
@@ -30,6 +31,7 @@ const fields = {
   }),
   interaction_type: t.String({
     pattern: TYPE_PATTERN,
+    "x-expected": `one of ${INTERACTION_TYPES.join(", ")} (any letter case)`,
     description: `${INTERACTION_TYPES.join(", ")}; any letter case (stored upper-case).`,
   }),
   timestamp: t.Optional(
@@ -39,25 +41,38 @@ const fields = {
     }),
   ),
   query: t.Optional(t.String({ maxLength: 1000, description: "The search text of a SEARCH interaction." })),
+  recommendation_id: t.Optional(
+    t.String({
+      pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+      description:
+        "The `recommendationId` of the answer that showed the product: a CLICK, CART or PURCHASE is credited " +
+        "to it. Without one it is credited to the latest answer that showed the product to this end user " +
+        "within 24 hours, if any.",
+    }),
+  ),
 };
 
 export const InteractionCreate = t.Object(
   {
     ...fields,
     value: t.Optional(
-      t.Number({ exclusiveMinimum: 0, description: "Greater than 0; default 1; the rating for RATING." }),
+      t.Number({
+        exclusiveMinimum: 0,
+        default: 1,
+        description: "Greater than 0; default 1; the rating for RATING.",
+      }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: "An interaction. Bulk ingestion takes the same shape in its `interactions` array.",
+  },
 );
 export type InteractionCreate = typeof InteractionCreate.static;
 
-/** The bulk-ingestion record: as the single create, but `value` is required. */
-export const InteractionRecord = t.Object(
-  { ...fields, value: t.Number({ exclusiveMinimum: 0, description: "Greater than 0." }) },
-  { additionalProperties: false },
-);
-export type InteractionRecord = typeof InteractionRecord.static;
+/** The bulk-ingestion record: the single create's shape, `value` defaulting to 1 in both. */
+export const InteractionRecord = InteractionCreate;
+export type InteractionRecord = InteractionCreate;
 
 export const Interaction = t.Object({
   id: t.Integer(),
@@ -70,7 +85,7 @@ export const Interaction = t.Object({
 });
 export type Interaction = typeof Interaction.static;
 
-export const InteractionListQuery = t.Object(PageQuery, { additionalProperties: false });
+export const InteractionListQuery = t.Object(PageQuery, UNKNOWN_QUERY_IGNORED);
 
 export const InteractionPage = t.Object({
   items: t.Array(Interaction),

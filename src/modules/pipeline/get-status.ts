@@ -1,13 +1,14 @@
 import { and, desc, eq } from "drizzle-orm";
-import { models } from "../../db/schema";
+import { models, trainingJobs } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { toModelMetadata } from "./mappers";
-import type { ModelMetadataType } from "./schemas";
+import type { PipelineStatusType } from "./schemas";
 
 /**
- * The model that serves now: the newest published one. A later model that was kept back because it was
- * worse is not "the last successful training" from the caller's point of view, so it is not shown here.
+ * The model of the latest completed training, with whether it was published. A training whose model was
+ * kept back (it did not beat the serving one) still is the latest result the caller asked for: showing
+ * the older serving model instead hid that the training had run at all.
  */
 export async function getPipelineStatus({
   ctx,
@@ -15,14 +16,15 @@ export async function getPipelineStatus({
 }: {
   ctx: { readonly accountId: number };
   deps: Pick<AppDeps, "database">;
-}): Promise<ModelMetadataType> {
+}): Promise<PipelineStatusType> {
   const [row] = await deps.database.db
-    .select()
-    .from(models)
-    .where(and(eq(models.accountId, ctx.accountId), eq(models.isPublished, true)))
-    .orderBy(desc(models.id))
+    .select({ model: models })
+    .from(trainingJobs)
+    .innerJoin(models, and(eq(models.id, trainingJobs.modelId), eq(models.accountId, ctx.accountId)))
+    .where(and(eq(trainingJobs.accountId, ctx.accountId), eq(trainingJobs.status, "completed")))
+    .orderBy(desc(trainingJobs.finishedAt), desc(trainingJobs.id))
     .limit(1);
   if (row === undefined)
     throw new AppError("NO_MODEL", "No trained model yet: start one with POST /api/v1/pipeline/train");
-  return toModelMetadata(row);
+  return { ...toModelMetadata(row.model), published: row.model.isPublished };
 }

@@ -12,6 +12,7 @@ import {
   JobListQuery,
   ModelListQuery,
   ModelMetadata,
+  PipelineStatus,
   TrainingAccepted,
   TrainingJobStatus,
   TrainingRequest,
@@ -49,13 +50,14 @@ export function pipelineModule(deps: AppDeps) {
     )
     .get("/status", ({ tenant }) => getPipelineStatus({ ctx: tenant, deps }), {
       auth,
-      response: { 200: ModelMetadata },
+      response: { 200: PipelineStatus },
       detail: {
         tags,
-        summary: "Metadata of the model that serves now",
+        summary: "Metadata of the latest completed training's model",
         description:
-          "The latest published model (not a running job): algorithm, parameters, counts and hold-out " +
-          "metrics. 404 NO_MODEL before the first successful training.",
+          "The model of the latest completed training (not a running job): algorithm, parameters, counts, " +
+          "hold-out metrics and `published` (false when it did not beat the serving model and was kept " +
+          "back). 404 NO_MODEL before the first completed training.",
       },
     })
     .get(

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 export const TrainingRequest = t.Object(
   {
@@ -120,6 +121,17 @@ export const ModelMetadata = t.Object({
 });
 export type ModelMetadataType = typeof ModelMetadata.static;
 
+export const PipelineStatus = t.Composite([
+  ModelMetadata,
+  t.Object({
+    published: t.Boolean({
+      description:
+        "Whether this model serves now (false: it did not beat the serving model and was kept back)",
+    }),
+  }),
+]);
+export type PipelineStatusType = typeof PipelineStatus.static;
+
 export const JobIdParams = t.Object({ job_id: t.Integer({ minimum: 1 }) });
 
 export const ModelListQuery = t.Object(
@@ -127,7 +139,7 @@ export const ModelListQuery = t.Object(
     limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, default: 10 })),
     offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const JobListQuery = t.Object(
@@ -137,5 +149,5 @@ export const JobListQuery = t.Object(
       t.String({ description: "Any string; known states: queued, running, completed, failed." }),
     ),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );

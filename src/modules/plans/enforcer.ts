@@ -25,7 +25,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /** Routes that keep working on a lapsed subscription, so the owner can see usage and pay again. */
-const ACCOUNT_MANAGEMENT = /^\/api\/v1\/(billing|accounts|usage|plans|system-users|auth|api-keys)(\/|$)/;
+export const ACCOUNT_MANAGEMENT =
+  /^\/api\/v1\/(billing|accounts|usage|plans|system-users|auth|api-keys)(\/|$)/;
 const BULK_INGESTION = /^\/api\/v1\/ingestion\/batch\/?$/;
 
 export interface MonthWindow {
@@ -201,12 +202,15 @@ function rateLimitHeaders(state: RuleState, now: number): Record<string, string>
   };
 }
 
+const BULK_WINDOW_NAMES: Record<string, string> = { bulkm: "minute", bulkh: "hour", bulkd: "day" };
+
 function refusalMessage(code: ErrorCode, state: RuleState, bulk: boolean): string {
   if (code === "PLAN_LIMIT_EXCEEDED") {
     return `Monthly request quota of ${state.limit} reached; upgrade the plan or wait for the next month`;
   }
   if (bulk && !state.key.startsWith("rpm:")) {
-    return `Bulk-ingestion rate of ${state.limit} requests per window exceeded`;
+    const window = BULK_WINDOW_NAMES[state.key.slice(0, 5)] ?? "window";
+    return `Bulk-ingestion limit of ${state.limit} requests per ${window} exceeded`;
   }
   return `Rate limit of ${state.limit} requests per minute exceeded`;
 }

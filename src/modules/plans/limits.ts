@@ -190,10 +190,19 @@ export async function assertTrainingAllowed(
   ]);
   if (!decision.allowed) {
     const state = decision.rules[0]!;
+    const retryAfter = String(retryAfterSeconds(state, now));
+    // The rate-limit headers describe the limit that refused, not the per-minute one the request passed.
     throw new AppError(
       "TRAINING_TOO_FREQUENT",
       `The plan allows ${limit} training runs per day; try again after midnight UTC`,
-      { headers: { "Retry-After": String(retryAfterSeconds(state, now)) } },
+      {
+        headers: {
+          "Retry-After": retryAfter,
+          "X-RateLimit-Limit": String(limit),
+          "X-RateLimit-Remaining": "0",
+          "X-RateLimit-Reset": retryAfter,
+        },
+      },
     );
   }
   deps.usageMeter?.record(tenant.accountId, { trainings: 1 });

@@ -7,7 +7,16 @@ import { createProduct } from "./create";
 import { deleteProduct } from "./delete";
 import { getProduct } from "./get";
 import { listProducts } from "./list";
-import { Product, ProductCreate, ProductListQuery, ProductPage, ProductPath, ProductUpdate } from "./schemas";
+import { patchProduct } from "./patch";
+import {
+  Product,
+  ProductCreate,
+  ProductListQuery,
+  ProductPage,
+  ProductPatch,
+  ProductPath,
+  ProductUpdate,
+} from "./schemas";
 import { updateProduct } from "./update";
 
 const tags = ["Products"];
@@ -77,7 +86,28 @@ export function productsModule(deps: AppDeps) {
           tags,
           summary: "Replace a product",
           description:
-            "Full update: omitted optional fields return to their defaults. Deleted products answer 404.",
+            "Full replacement: every required field must be sent, and omitted optional fields return to their " +
+            "defaults (description and brand null, inStock true, attributes empty). To change some fields " +
+            "only, use PATCH. Deleted products answer 404.",
+        },
+      },
+    )
+    .patch(
+      "/external/:external_id",
+      ({ tenant, params, body }) =>
+        patchProduct({ ctx: tenant, deps, input: { externalId: params.external_id, changes: body } }),
+      {
+        auth: { mode: "keyOrJwt" },
+        params: ProductPath,
+        body: ProductPatch,
+        response: { 200: Product },
+        detail: {
+          tags,
+          summary: "Update some fields of a product",
+          description:
+            'Partial update: only the fields in the body change (e.g. `{"price": 19.9}`); omitted fields, ' +
+            "brand and attributes included, keep their values, and `null` clears description or brand. " +
+            "`attributes`, when given, replaces the stored object. Deleted products answer 404.",
         },
       },
     )

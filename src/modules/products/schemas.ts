@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 const externalId = t.String({
   minLength: 1,
@@ -7,19 +8,17 @@ const externalId = t.String({
 });
 
 const productFields = {
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  description: t.Optional(t.String({ maxLength: 10_000 })),
+  name: t.String({ minLength: 1, maxLength: 500 }),
+  description: t.Optional(t.String({ maxLength: 20_000 })),
   price: t.Number({ exclusiveMinimum: 0, description: "Must be greater than 0." }),
   category: t.String({
     minLength: 1,
-    maxLength: 50,
+    maxLength: 255,
     description: 'Slash-separated path such as "electronics/phones"; listings include sub-categories.',
   }),
-  brand: t.Optional(t.String({ maxLength: 200 })),
+  brand: t.Optional(t.String({ maxLength: 500 })),
   inStock: t.Optional(t.Boolean({ description: "Defaults to true." })),
-  attributes: t.Optional(
-    t.Record(t.String(), t.Unknown(), { description: "Free key/value pairs (colour, size, rating…)." }),
-  ),
+  attributes: t.Optional(Attributes("Free key/value pairs (colour, size, rating…).")),
 };
 
 export const ProductCreate = t.Object(
@@ -36,6 +35,27 @@ export const ProductUpdate = t.Object(productFields, {
   description: "Full replacement of the product's fields; omitted optional fields go back to their defaults.",
 });
 export type ProductUpdate = typeof ProductUpdate.static;
+
+export const ProductPatch = t.Object(
+  {
+    name: t.Optional(productFields.name),
+    description: t.Optional(t.Union([t.String({ maxLength: 10_000 }), t.Null()])),
+    price: t.Optional(productFields.price),
+    category: t.Optional(productFields.category),
+    brand: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+    inStock: t.Optional(t.Boolean()),
+    attributes: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Partial update: only the fields given change; omitted fields keep their values. `null` clears " +
+      "`description` or `brand`.",
+  },
+);
+export type ProductPatch = typeof ProductPatch.static;
 
 export const Product = t.Object({
   externalId: t.String(),
@@ -61,11 +81,11 @@ export const PageQuery = {
 export const ProductListQuery = t.Object(
   {
     category: t.Optional(
-      t.String({ minLength: 1, maxLength: 50, description: "Matches the category and its sub-categories." }),
+      t.String({ minLength: 1, maxLength: 255, description: "Matches the category and its sub-categories." }),
     ),
     ...PageQuery,
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const ProductPage = t.Object({

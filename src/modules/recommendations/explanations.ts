@@ -1,11 +1,19 @@
 /**
  * Human sentences naming why an item was recommended, derived from the signal that produced it. The
  * detailed level appends the signal name and its score so a developer can see what drove the ranking.
+ * The generic level names no product and no preference: publishable keys sit in public page source, so
+ * whoever copies one could otherwise read any named end user's history out of "Because you viewed …".
  */
+import type { TenantContext } from "../../http/auth";
 import { categoryLabel } from "./item-table";
 import type { RecommendationSource } from "./schemas";
 
-export type ExplanationLevel = "simple" | "detailed";
+export type ExplanationLevel = "simple" | "detailed" | "generic";
+
+/** The level a caller may see: publishable-key calls get generic reasons whatever they asked for. */
+export function explanationLevelFor(ctx: TenantContext, wanted: ExplanationLevel): ExplanationLevel {
+  return ctx.actor.type === "apiKey" && ctx.actor.keyKind === "publishable" ? "generic" : wanted;
+}
 
 export type Reason =
   | { kind: "history"; verb: HistoryVerb; anchorName: string }
@@ -45,6 +53,7 @@ export function explain(
   level: ExplanationLevel = "simple",
   detail?: { source: RecommendationSource; score: number },
 ): string {
+  if (level === "generic") return genericSentenceFor(reason);
   const sentence = sentenceFor(reason);
   if (level === "simple" || detail === undefined) return sentence;
   return `${sentence} (signal: ${SIGNAL_NAME[detail.source]}, score ${detail.score.toFixed(3)})`;
@@ -68,5 +77,16 @@ function sentenceFor(reason: Reason): string {
     }
     case "catalogue":
       return `From our ${categoryLabel(reason.category)} range`;
+  }
+}
+
+function genericSentenceFor(reason: Reason): string {
+  switch (reason.kind) {
+    case "popular":
+      return reason.trending ? "Trending now" : `Popular in ${categoryLabel(reason.category)}`;
+    case "catalogue":
+      return `Popular in ${categoryLabel(reason.category)}`;
+    default:
+      return "Matches your interests";
   }
 }

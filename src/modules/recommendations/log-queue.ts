@@ -14,9 +14,25 @@ import type { Logger } from "../../shared/logger";
 
 export interface RecommendationLogEntry {
   accountId: number;
-  endUserId: number;
-  endpoint: string;
+  /** null: an answer for nobody in particular (similar products, category listings). */
+  endUserId: number | null;
+  /** The answer's `recommendationId` (a UUID). */
+  recommendationId: string;
+  /** What served the answer: endpoint, strategy, model variant and experiment arm (see `AnswerLabels`). */
+  labels: AnswerLabels;
   items: readonly string[];
+}
+
+/**
+ * How an answer is grouped in online metrics. Answers of one endpoint share a handful of these, and a
+ * caller hands the same object for the same grouping, so a batch numbers them once each (see `batchLines`).
+ */
+export interface AnswerLabels {
+  endpoint: string;
+  strategy: string | null;
+  modelVariant: string | null;
+  experimentId: number | null;
+  experimentArm: string | null;
 }
 
 const FLUSH_INTERVAL_MS = 1000;
@@ -97,7 +113,7 @@ export class RecommendationLogQueue {
       });
       this.dropped = 0;
     }
-    const { lines, endpoints, endUsers } = batchLines(batch);
+    const { lines, labels, endUsers } = batchLines(batch);
     const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
     try {
       await this.database.db.transaction(async (tx) => {
@@ -114,14 +130,20 @@ export class RecommendationLogQueue {
             select wanted.id, (select eu.account_id from end_users eu where eu.id = wanted.id) as account_id
             from unnest(${numberArray(endUsers)}::bigint[]) as wanted(id)
           )
-          insert into recommendation_logs (account_id, end_user_id, endpoint, items)
-          select v.a, v.u, (${textArray(endpoints)}::text[])[v.e], v.i
+          insert into recommendation_logs
+            (account_id, end_user_id, recommendation_id, endpoint, strategy, model_variant, experiment_id,
+             experiment_arm, items)
+          select v.a, v.u, v.r, (${textArray(labels.endpoint)}::text[])[v.k],
+                 (${textArray(labels.strategy)}::text[])[v.k], (${textArray(labels.modelVariant)}::text[])[v.k],
+                 (${textArray(labels.experimentId.map(nullableText))}::int[])[v.k], (${textArray(labels.experimentArm)}::text[])[v.k],
+                 v.i
           from (
-            select split_part(line, E'\\t', 1)::int as a, split_part(line, E'\\t', 2)::bigint as u,
-                   split_part(line, E'\\t', 3)::int as e, split_part(line, E'\\t', 4) as i
+            select split_part(line, E'\\t', 1)::int as a, nullif(split_part(line, E'\\t', 2), '')::bigint as u,
+                   split_part(line, E'\\t', 3)::int as k, split_part(line, E'\\t', 4)::uuid as r,
+                   split_part(line, E'\\t', 5) as i
             from string_to_table(${lines}::text, E'\\n') as line
           ) as v
-          where (v.a, v.u) in (select live.account_id, live.id from live)`);
+          where v.u is null or (v.a, v.u) in (select live.account_id, live.id from live)`);
       });
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
@@ -130,23 +152,39 @@ export class RecommendationLogQueue {
 }
 
 /**
- * A batch travels as one text parameter, a line per entry (`account TAB end user TAB endpoint number TAB
- * items`), split by Postgres: far cheaper on both sides than a JSON document of the batch. The items are a
- * JSON array of the shown external ids, which JSON escapes so that no tab or line break occurs in it; the
- * endpoints are numbered into a small array of their own.
+ * A batch travels as one text parameter, a line per entry (`account TAB end user (empty: none) TAB labels
+ * number TAB recommendation id TAB items`), split by Postgres: far cheaper on both sides than a JSON document
+ * of the batch. The items are a JSON array of the shown external ids, which JSON escapes so that no tab or
+ * line break occurs in it; the answers' labels are numbered into small arrays of their own, a column each.
  *
  * A page served again from the page cache is logged with the very same item list each time: its JSON is
  * made once per list, and a batch is joined from those pieces rather than serialised whole.
  */
+const nullableText = (value: number | null): string | null => (value === null ? null : String(value));
+
 const listJson = new WeakMap<readonly string[], string>();
+
+interface LabelColumns {
+  endpoint: string[];
+  strategy: (string | null)[];
+  modelVariant: (string | null)[];
+  experimentId: (number | null)[];
+  experimentArm: (string | null)[];
+}
 
 function batchLines(batch: readonly RecommendationLogEntry[]): {
   lines: string;
-  endpoints: string[];
+  labels: LabelColumns;
   endUsers: number[];
 } {
-  const endpoints: string[] = [];
-  const endpointNumber = new Map<string, number>();
+  const labels: LabelColumns = {
+    endpoint: [],
+    strategy: [],
+    modelVariant: [],
+    experimentId: [],
+    experimentArm: [],
+  };
+  const labelNumber = new Map<AnswerLabels, number>();
   const endUsers = new Set<number>();
   const lines: string[] = new Array(batch.length);
   for (let r = 0; r < batch.length; r++) {
@@ -156,14 +194,18 @@ function batchLines(batch: readonly RecommendationLogEntry[]): {
       items = JSON.stringify(entry.items);
       listJson.set(entry.items, items);
     }
-    let endpoint = endpointNumber.get(entry.endpoint);
-    if (endpoint === undefined) {
-      endpoints.push(entry.endpoint);
-      endpoint = endpoints.length; // Postgres arrays count from 1
-      endpointNumber.set(entry.endpoint, endpoint);
+    let k = labelNumber.get(entry.labels);
+    if (k === undefined) {
+      labels.endpoint.push(entry.labels.endpoint);
+      labels.strategy.push(entry.labels.strategy);
+      labels.modelVariant.push(entry.labels.modelVariant);
+      labels.experimentId.push(entry.labels.experimentId);
+      labels.experimentArm.push(entry.labels.experimentArm);
+      k = labels.endpoint.length; // Postgres arrays count from 1
+      labelNumber.set(entry.labels, k);
     }
-    endUsers.add(entry.endUserId);
-    lines[r] = `${entry.accountId}\t${entry.endUserId}\t${endpoint}\t${items}`;
+    if (entry.endUserId !== null) endUsers.add(entry.endUserId);
+    lines[r] = `${entry.accountId}\t${entry.endUserId ?? ""}\t${k}\t${entry.recommendationId}\t${items}`;
   }
-  return { lines: lines.join("\n"), endpoints, endUsers: [...endUsers] };
+  return { lines: lines.join("\n"), labels, endUsers: [...endUsers] };
 }

@@ -1,10 +1,11 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
+import { explanationLevelFor } from "./explanations";
 import { compileFilters, needsAttributes } from "./filters";
 import type { UserHistory } from "./history-cache";
 import { cachedPage, PageCache } from "./page-cache";
 import { rank } from "./rank";
-import { renderPage, respond } from "./respond";
+import { answerLabels, renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
 import type { ServingView } from "./service";
 import { sourceLabels, strategyWeights } from "./strategy";
@@ -55,7 +56,14 @@ function answer(
   const service = deps.recommendations;
   const { table, signals } = view;
   const daypart = daypartOf(input.context?.time_of_day);
-  const key = PageCache.key(ctx.accountId, input.external_user_id, ENDPOINT, requestKey(input, daypart));
+  const explanation = input.include_explanation === true ? explanationLevelFor(ctx, "simple") : null;
+  // The level is part of the key: a page explained for a secret key must never reach a publishable one.
+  const key = PageCache.key(
+    ctx.accountId,
+    input.external_user_id,
+    ENDPOINT,
+    `${explanation}|${requestKey(input, daypart)}`,
+  );
   const inputs = { history, view, tuning: service.tuning };
   const page = cachedPage(service.pages, key, inputs, () => {
     const predicate = compileFilters(input.filters, table, attributes);
@@ -86,14 +94,15 @@ function answer(
       maxPrice: null,
       skip,
       limit,
-      explanation: input.include_explanation === true ? "simple" : null,
+      explanation,
       label: sourceLabels(strategy),
       tuning: service.tuning,
       ...(popularity === null ? {} : { popularity }),
     });
     return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
   });
-  return respond(deps, ctx.accountId, page);
+  const labels = answerLabels(ENDPOINT, input.strategy ?? "hybrid", input.model_variant ?? "standard");
+  return respond(deps, ctx.accountId, page, labels);
 }
 
 const ENDPOINT = "personalized/query";

@@ -2,6 +2,7 @@ import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
+import { explanationLevelFor } from "./explanations";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import { PageCache } from "./page-cache";
@@ -88,11 +89,13 @@ function answer(
   const service = deps.recommendations;
   const { table, signals } = view;
   const endpoint = `ecommerce/${input.preset}`;
+  const explanation = input.preset === "homepage" ? null : explanationLevelFor(ctx, "simple");
+  // The level is part of the key: a page explained for a secret key must never reach a publishable one.
   const key = PageCache.key(
     ctx.accountId,
     input.body.external_user_id,
     endpoint,
-    JSON.stringify([input.body, input.currentProductId, input.cartItems, input.orderValue]),
+    JSON.stringify([input.body, input.currentProductId, input.cartItems, input.orderValue, explanation]),
   );
   const inputs = { history, view, tuning: service.tuning };
   const hit = service.pages.get(key, inputs);
@@ -143,7 +146,7 @@ function answer(
         : null,
     skip: 0,
     limit,
-    explanation: input.preset === "homepage" ? null : "simple",
+    explanation,
     label: sourceLabels("hybrid"),
     tuning: service.tuning,
   });

@@ -1,19 +1,21 @@
 /**
  * What every recommendation response does after ranking: the page is put in its response shape once (and
- * may be served again from the page cache), what was shown is logged for the end user (batched, off the hot
- * path; only end users that exist) and the response is counted in the account's usage.
+ * may be served again from the page cache); every sending of it gets a `recommendationId` of its own, under
+ * which what was shown is logged (batched, off the hot path; for the end user when there is one, who must
+ * still exist) for export, erasure and online evaluation; and the response is counted in the account's usage.
  */
 import type { AppDeps } from "../../deps";
 import { recordUsage } from "../usage/record";
+import type { AnswerLabels } from "./log-queue";
 import type { RankedPage } from "./rank";
-import type { RecommendationPage } from "./schemas";
+import type { RankedBody, RecommendationPage } from "./schemas";
 
 /** A recommendation answer ready to send: its body and what the recommendation log records. */
 export interface RenderedPage {
   endpoint: string;
   endUserId: number | null;
   itemIds: readonly string[];
-  body: RecommendationPage;
+  body: RankedBody;
   /** Approximate size of the body and its JSON text in bytes (the page cache's budget). */
   bytes: number;
 }
@@ -52,20 +54,57 @@ export function renderPage(
   };
 }
 
-/** Logs and counts the answer, and returns its body. */
+/**
+ * The labels of each grouping, made once: the log queue numbers a batch's groupings by object (see
+ * log-queue.ts), and a request finds its grouping's labels with one map lookup.
+ */
+const knownLabels = new Map<string, AnswerLabels>();
+
+export function answerLabels(
+  endpoint: string,
+  strategy: string | null = null,
+  modelVariant: string | null = null,
+  experiment: { id: number; arm: string } | null = null,
+): AnswerLabels {
+  const key = `${endpoint}|${strategy}|${modelVariant}|${experiment?.id}|${experiment?.arm}`;
+  let labels = knownLabels.get(key);
+  if (labels === undefined) {
+    labels = {
+      endpoint,
+      strategy,
+      modelVariant,
+      experimentId: experiment?.id ?? null,
+      experimentArm: experiment?.arm ?? null,
+    };
+    knownLabels.set(key, labels);
+  }
+  return labels;
+}
+
+/**
+ * Names, logs and counts the answer, and returns its body. The id is spliced into the page's JSON text
+ * (made once with the page) rather than serialising the body again.
+ */
 export function respond(
   deps: Pick<AppDeps, "recommendations" | "usageMeter">,
   accountId: number,
   page: RenderedPage,
+  labels: AnswerLabels = answerLabels(page.endpoint),
 ): RecommendationPage {
-  if (page.endUserId !== null && page.itemIds.length > 0) {
+  const recommendationId = crypto.randomUUID();
+  if (page.itemIds.length > 0) {
     deps.recommendations.logs.enqueue({
       accountId,
       endUserId: page.endUserId,
-      endpoint: page.endpoint,
+      recommendationId,
+      labels,
       items: page.itemIds,
     });
   }
   recordUsage(deps, accountId, { recommendations: 1 });
-  return page.body;
+  const body: RecommendationPage = { ...page.body, recommendationId };
+  const json = jsonOfBody.get(page.body);
+  if (json !== undefined)
+    jsonOfBody.set(body, `${json.slice(0, -1)},"recommendationId":"${recommendationId}"}`);
+  return body;
 }

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { JsonInteger } from "../../http/schema-types";
+import { JsonInteger, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 /** Page sizes: the personalised query defaults to 20 (a feed page); listings default to the spec's 100. */
 export const QUERY_DEFAULT_LIMIT = 20;
@@ -27,6 +27,8 @@ export const FilterCondition = t.Object(
   {
     field: t.String({
       pattern: "^(category|price|brand|in_stock|rating|attributes\\.[^\\s]+)$",
+      maxLength: 255,
+      "x-expected": "category, price, brand, in_stock, rating or attributes.<key>",
       description: "category (eq matches sub-categories), price, brand, in_stock, rating or attributes.<key>",
     }),
     op: t.Union(
@@ -128,10 +130,31 @@ export const RecommendationPage = t.Object(
     total: JsonInteger({ description: "Candidates available after filters (counted up to 10000)." }),
     skip: JsonInteger(),
     limit: JsonInteger(),
+    recommendationId: t.String({
+      format: "uuid",
+      description:
+        "Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items " +
+        "so that online metrics credit this answer.",
+    }),
   },
   { description: "Pagination envelope of recommended products." },
 );
 export type RecommendationPage = typeof RecommendationPage.static;
+/** An answer's body before it is sent: every sending names it with a new `recommendationId`. */
+export type RankedBody = Omit<RecommendationPage, "recommendationId">;
+
+/** Paging of the category and similar listings (the use cases apply the same defaults). */
+const ListingPageQuery = {
+  skip: t.Optional(t.Integer({ minimum: 0, default: 0, description: "Offset, default 0." })),
+  limit: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: LISTING_DEFAULT_LIMIT,
+      description: `1..${MAX_LIMIT}, default ${LISTING_DEFAULT_LIMIT}.`,
+    }),
+  ),
+};
 
 export const CategoryParams = t.Object({ category: t.String({ minLength: 1, maxLength: 255 }) });
 export const CategoryQuery = t.Object(
@@ -139,35 +162,37 @@ export const CategoryQuery = t.Object(
     sort_by: t.Optional(
       t.Union(
         [t.Literal("popularity"), t.Literal("rating"), t.Literal("price_asc"), t.Literal("price_desc")],
-        { default: "popularity" },
+        {
+          default: "popularity",
+        },
       ),
     ),
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const SimilarParams = t.Object({ external_product_id: t.String({ minLength: 1, maxLength: 255 }) });
 export const SimilarQuery = t.Object(
   {
-    skip: t.Optional(t.Numeric({ minimum: 0, multipleOf: 1 })),
-    limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, multipleOf: 1 })),
+    ...ListingPageQuery,
     include_explanation: t.Optional(t.BooleanString()),
     explanation_level: t.Optional(t.Union([t.Literal("simple"), t.Literal("detailed")])),
   },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 
 export const ProductPageQuery = t.Object(
   { current_product_id: t.String({ minLength: 1, maxLength: 255 }) },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );
 export const CartQuery = t.Object(
-  { cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })) },
-  { additionalProperties: false },
+  {
+    cart_items: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 })),
+  },
+  UNKNOWN_QUERY_IGNORED,
 );
 export const CheckoutQuery = t.Object(
   { order_value: t.Optional(t.Numeric({ exclusiveMinimum: 0 })) },
-  { additionalProperties: false },
+  UNKNOWN_QUERY_IGNORED,
 );

@@ -6,7 +6,7 @@
 import type { Database } from "../../db/client";
 import type { Logger } from "../../shared/logger";
 import type { Snapshot } from "../../snapshots/types";
-import { onEndUserErased } from "../end-users/events";
+import { onEndUserErased, onEndUserUpdated } from "../end-users/events";
 import { onInteractionRecorded } from "../interactions/events";
 import { onProductsChanged } from "../products/events";
 import { CatalogueExtras } from "./catalogue-extras";
@@ -95,6 +95,12 @@ export class RecommendationService {
         this.histories.invalidate(event.accountId, event.externalId);
         this.pages.dropEndUser(event.accountId, event.externalId);
         this.logs.dropEndUser(event.accountId, event.endUserId);
+      }),
+      onEndUserUpdated((event) => {
+        // Preferences and price range shape the answers: read the profile again, here and elsewhere.
+        this.histories.invalidate(event.accountId, event.externalId);
+        this.pages.dropEndUser(event.accountId, event.externalId);
+        this.historySync.publish(event.accountId, event.externalId);
       }),
       onProductsChanged((event) => {
         this.catalogue.invalidate(event.accountId);

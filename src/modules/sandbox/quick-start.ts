@@ -84,5 +84,28 @@ export async function quickStartSandbox({
     endUsers: demo.endUsers.length,
     interactions: demo.interactions.length,
     jobId,
+    sampleEndUsers: mostActive(demo.interactions, (i) => i.user).map((u) => demo.endUsers[u]!.externalId),
+    sampleProducts: mostActive(demo.interactions, (i) => i.product).map((p) => demo.products[p]!.externalId),
   };
+}
+
+export const SAMPLE_SIZE = 3;
+
+/**
+ * The indexes with the most interactions, most first (ties by index): the end users with the richest
+ * histories and the products with the most signal, so a first recommendation call on them shows something.
+ */
+function mostActive(
+  interactions: readonly { user: number; product: number }[],
+  indexOf: (interaction: { user: number; product: number }) => number,
+): number[] {
+  const counts = new Map<number, number>();
+  for (const interaction of interactions) {
+    const index = indexOf(interaction);
+    counts.set(index, (counts.get(index) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort(([a, x], [b, y]) => y - x || a - b)
+    .slice(0, SAMPLE_SIZE)
+    .map(([index]) => index);
 }

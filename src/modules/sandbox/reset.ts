@@ -1,5 +1,14 @@
-import { eq } from "drizzle-orm";
-import { endUsers, ingestionJobs, interactions, models, products, trainingJobs } from "../../db/schema";
+import { and, eq, isNull } from "drizzle-orm";
+import {
+  endUsers,
+  ingestionJobs,
+  interactions,
+  models,
+  products,
+  recommendationAttributions,
+  recommendationLogs,
+  trainingJobs,
+} from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { AppError } from "../../shared/errors";
@@ -17,7 +26,7 @@ export async function resetSandbox({
   deps,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database" | "logger" | "recommendations">;
+  deps: Pick<AppDeps, "database" | "logger" | "recommendations" | "attributions">;
 }): Promise<ResetResultType> {
   if (ctx.account.plan !== FREE_PLAN) {
     throw new AppError("FREE_PLAN_ONLY", "Only FREE-plan accounts can reset their data through the sandbox");
@@ -27,6 +36,11 @@ export async function resetSandbox({
     const counts = await countAccountData(deps, accountId, tx, true);
     await tx.delete(interactions).where(eq(interactions.accountId, accountId));
     await tx.delete(endUsers).where(eq(endUsers.accountId, accountId));
+    // Answers for nobody in particular and the attributions have no end user's delete to go with.
+    await tx
+      .delete(recommendationLogs)
+      .where(and(eq(recommendationLogs.accountId, accountId), isNull(recommendationLogs.endUserId)));
+    await tx.delete(recommendationAttributions).where(eq(recommendationAttributions.accountId, accountId));
     await tx.delete(products).where(eq(products.accountId, accountId));
     await tx.delete(models).where(eq(models.accountId, accountId));
     await tx.delete(trainingJobs).where(eq(trainingJobs.accountId, accountId));
@@ -36,6 +50,7 @@ export async function resetSandbox({
   // This process forgets the account's cached histories and catalogue at once; every process drops the
   // account's served model snapshot.
   deps.recommendations.forgetAccount(accountId);
+  deps.attributions.dropAccount(accountId);
   await deps.database
     .notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify({ accountId, modelId: null }))
     .catch((error: unknown) =>

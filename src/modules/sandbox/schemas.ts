@@ -34,6 +34,16 @@ export const QuickStartResult = t.Object(
       description:
         "The training job started on the demo data; null when today's training allowance is used up",
     }),
+    sampleEndUsers: t.Array(t.String(), {
+      description:
+        "External ids of a few demo end users with the richest histories, for a first " +
+        "`POST /api/v1/recommendations/personalized/query` (`external_user_id`)",
+    }),
+    sampleProducts: t.Array(t.String(), {
+      description:
+        "External ids of a few of the most interacted-with demo products, for a first similar-products " +
+        "call or a product-page recommendation",
+    }),
   },
   { description: "The demo catalogue loaded and the training job started on it" },
 );

@@ -3,6 +3,7 @@ import { systemUsers } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { AppError } from "../../shared/errors";
+import { isPlatformAdmin } from "../auth/admin";
 import { graceState } from "../auth/email-grace-guard";
 import type { UserOutput } from "./schemas";
 
@@ -35,7 +36,7 @@ export function toUserOutput(deps: AppDeps, plan: string, user: typeof systemUse
     email: user.email,
     fullName: user.fullName,
     isOwner: user.isOwner,
-    isAdmin: deps.config.adminEmails.includes(user.email),
+    isAdmin: isPlatformAdmin(deps.config, user.email, user.emailVerifiedAt !== null),
     plan,
     emailVerified: user.emailVerifiedAt !== null,
     gracePeriodEndsAt: grace.gracePeriodEndsAt?.toISOString() ?? null,

@@ -1,5 +1,5 @@
-import { and, eq, ne } from "drizzle-orm";
-import { systemUsers } from "../../db/schema";
+import { and, eq, isNull, ne } from "drizzle-orm";
+import { emailVerificationTokens, systemUsers } from "../../db/schema";
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { AppError, validationError } from "../../shared/errors";
@@ -60,11 +60,20 @@ export async function updateCurrentUser({
 
   let updated: typeof systemUsers.$inferSelect | undefined;
   try {
-    [updated] = await deps.database.db
-      .update(systemUsers)
-      .set({ ...changes, updatedAt: new Date() })
-      .where(where)
-      .returning();
+    [updated] = await deps.database.db.transaction(async (tx) => {
+      // Links mailed to the old address must not verify the new one (their hashes would not match it
+      // either; deleting them also lets the new address get its message at once).
+      if (emailChanges) {
+        await tx
+          .delete(emailVerificationTokens)
+          .where(and(eq(emailVerificationTokens.userId, userId), isNull(emailVerificationTokens.usedAt)));
+      }
+      return tx
+        .update(systemUsers)
+        .set({ ...changes, updatedAt: new Date() })
+        .where(where)
+        .returning();
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError("CONFLICT", "This e-mail address is already in use");
     throw error;

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { PlanLimits } from "../plans/schemas";
 
 const Counts = {
@@ -17,21 +18,24 @@ export const UsagePoints = t.Array(UsagePoint, {
   description: "One point per day of the range, oldest first",
 });
 
-export const UsageQuery = t.Object({
-  start_date: t.Optional(
-    t.String({
-      format: "date-time",
-      description:
-        "First day of the range (ISO 8601 date-time, UTC day taken); default: 29 days before end_date",
-    }),
-  ),
-  end_date: t.Optional(
-    t.String({
-      format: "date-time",
-      description: "Last day of the range (ISO 8601 date-time); default: today",
-    }),
-  ),
-});
+export const UsageQuery = t.Object(
+  {
+    start_date: t.Optional(
+      t.String({
+        format: "date-time",
+        description:
+          "First day of the range (ISO 8601 date-time, UTC day taken); default: 29 days before end_date",
+      }),
+    ),
+    end_date: t.Optional(
+      t.String({
+        format: "date-time",
+        description: "Last day of the range (ISO 8601 date-time); default: today",
+      }),
+    ),
+  },
+  UNKNOWN_QUERY_IGNORED,
+);
 
 export const EffectiveLimits = t.Object(
   {

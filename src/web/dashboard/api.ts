@@ -46,19 +46,8 @@ export type ApiKey = ApiKeyMetadataOutput;
 export type CreatedApiKey = Static<typeof ApiKeyCreated>;
 export type NewApiKey = ApiKeyCreateInput;
 
-/**
- * The account as the contract names its fields (snake_case); an older service answered camelCase, which
- * `account()` reads too.
- */
-export interface Account {
-  accountId: number;
-  name: string;
-  is_active: boolean;
-  plan: string;
-  subscriptionStatus: string;
-  onboarding_checklist_status: Record<string, unknown>;
-  payment_customer_id: string | null;
-}
+/** The account, with the specification's field names (`is_active`, `onboarding_checklist_status`, …). */
+export type Account = Static<typeof AccountResponse>;
 
 export interface Page<T> {
   items: T[];
@@ -157,20 +146,6 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
   return parsed as T;
 }
 
-function toAccount(raw: Record<string, unknown>): Account {
-  const pick = (snake: string, camel: string): unknown => raw[snake] ?? raw[camel];
-  return {
-    accountId: raw.accountId as number,
-    name: raw.name as string,
-    is_active: pick("is_active", "isActive") as boolean,
-    plan: raw.plan as string,
-    subscriptionStatus: raw.subscriptionStatus as string,
-    onboarding_checklist_status: (pick("onboarding_checklist_status", "onboardingChecklistStatus") ??
-      {}) as Record<string, unknown>,
-    payment_customer_id: (pick("payment_customer_id", "paymentCustomerId") ?? null) as string | null,
-  };
-}
-
 const segment = encodeURIComponent;
 
 export const api = {
@@ -182,21 +157,10 @@ export const api = {
   sendVerification: () => call<{ message: string }>("POST", "/auth/send-verification-email"),
   me: () => call<UserOutput>("GET", "/system-users/me"),
 
-  account: async (): Promise<Account> =>
-    toAccount(await call<Record<string, unknown>>("GET", "/accounts/current")),
-  /**
-   * Sets the given checklist steps, keeping the others: the whole checklist is sent (`current` merged with
-   * `changes`), which is the same whether the service merges the object or replaces it.
-   */
-  updateChecklist: async (
-    current: Record<string, unknown>,
-    changes: Record<string, unknown>,
-  ): Promise<Account> =>
-    toAccount(
-      await call<Static<typeof AccountResponse>>("PATCH", "/accounts/current", {
-        body: { onboarding_checklist_status: { ...current, ...changes } },
-      }),
-    ),
+  account: () => call<Account>("GET", "/accounts/current"),
+  /** Sets the given checklist steps; the service merges them into the stored object. */
+  updateChecklist: (changes: Record<string, unknown>) =>
+    call<Account>("PATCH", "/accounts/current", { body: { onboarding_checklist_status: changes } }),
 
   listKeys: () => call<ApiKey[]>("GET", "/api-keys/"),
   createKey: (input: NewApiKey) => call<CreatedApiKey>("POST", "/api-keys/", { body: input }),

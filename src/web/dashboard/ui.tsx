@@ -227,7 +227,12 @@ export function LineChart(props: {
         width: element.clientWidth || 600,
         height: 240,
         scales: { x: { time: props.time ?? false } },
-        axes: [{ ...axis, label: props.xLabel }, axis],
+        // Room for "100,000" on the y axis; the legend names the series (values are in the tables beside).
+        axes: [
+          { ...axis, label: props.xLabel },
+          { ...axis, size: 64 },
+        ],
+        legend: { live: false },
         series: [
           { label: props.xLabel },
           ...props.series.map((one) => ({

@@ -27,7 +27,7 @@ export function HomePage() {
   }, []);
   const stored = account.onboarding_checklist_status;
   const save = useAction(async (changes: Partial<Record<StepKey, boolean>>) => {
-    setAccount(await api.updateChecklist(stored, changes));
+    setAccount(await api.updateChecklist(changes));
   });
 
   // What the account's data already shows is ticked (and stored) without asking; a key is ticked when one

@@ -126,7 +126,7 @@ export function KeysPage() {
 }
 
 function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
-  const { account, setAccount } = useSession();
+  const { setAccount } = useSession();
   const [name, setName] = useState("");
   const [kind, setKind] = useState<"secret" | "publishable">("publishable");
   const [scopes, setScopes] = useState<string[]>([...SCOPES]);
@@ -141,7 +141,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
         ? { name, kind }
         : { name, kind, scopes: scopes as (typeof SCOPES)[number][], allowedDomains },
     );
-    setAccount(await api.updateChecklist(account.onboarding_checklist_status, { key_created: true }));
+    setAccount(await api.updateChecklist({ key_created: true }));
     setName("");
     onCreated(key);
   });

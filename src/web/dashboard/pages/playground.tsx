@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { useSearch } from "wouter-preact";
 import { api, apiUrl, type PersonalizedQuery, type Preset, type RecommendationPage } from "../api";
 import { CopyButton, ErrorNote, useAction, useAsync } from "../ui";
 
@@ -42,7 +43,8 @@ function filterValue(row: FilterRow): unknown {
 
 export function PlaygroundPage() {
   const users = useAsync(() => api.listEndUsers({ limit: 100 }), []);
-  const [user, setUser] = useState("");
+  // The sandbox links here with a demo end user picked (?user=…).
+  const [user, setUser] = useState(new URLSearchParams(useSearch()).get("user") ?? "");
   const [preset, setPreset] = useState<"" | Preset>("");
   const [strategy, setStrategy] = useState<(typeof STRATEGIES)[number]>("hybrid");
   const [goal, setGoal] = useState<(typeof GOALS)[number]>("user_engagement");

@@ -223,10 +223,12 @@ function Plans({ plans, current }: { plans: PlanTable; current: string }) {
 function Sandbox() {
   const status = useAsync(() => api.sandboxStatus(), []);
   const [message, setMessage] = useState<string | null>(null);
+  const [sampleUser, setSampleUser] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const after = status.reload;
   const quickStart = useAction(async () => {
     const result = await api.quickStart();
+    setSampleUser(result.sampleEndUsers[0] ?? null);
     setMessage(
       `Loaded ${result.products} products, ${result.endUsers} end users and ${result.interactions} interactions. ` +
         (result.jobId === null
@@ -237,6 +239,7 @@ function Sandbox() {
   });
   const reset = useAction(async () => {
     const result = await api.resetSandbox();
+    setSampleUser(null);
     setConfirming(false);
     const { products, endUsers, interactions, models, jobs } = result.deleted;
     setMessage(
@@ -273,6 +276,14 @@ function Sandbox() {
       {message !== null && (
         <p class="notice" role="status" data-testid="sandbox-message">
           {message} {quickStart.error === undefined && <Link href="/training">See the training</Link>}
+          {sampleUser !== null && (
+            <>
+              {" · "}
+              <Link href={`/playground?user=${encodeURIComponent(sampleUser)}`}>
+                Try the Playground as {sampleUser}
+              </Link>
+            </>
+          )}
         </p>
       )}
       <ErrorNote error={quickStart.error ?? reset.error ?? status.error} />
