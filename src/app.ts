@@ -1,14 +1,17 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
+import { corsPlugin } from "./http/cors";
 import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
 import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import type { RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
+import { analyticsModule } from "./modules/analytics";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
 import { dashboardModule } from "./modules/dashboard";
 import { endUsersModule } from "./modules/end-users";
+import { experimentsModule } from "./modules/experiments";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
@@ -21,6 +24,7 @@ import { recommendationsModule } from "./modules/recommendations";
 import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
 import { usageModule } from "./modules/usage";
+import { widgetModule } from "./modules/widget";
 
 export { OPENAPI_PATH };
 
@@ -41,6 +45,8 @@ export function createApp(deps: AppDeps) {
         onDatabaseUnavailable: () => deps.health.markUnreachable(),
       }),
     )
+    // After the kernel (the request id exists), before every route: preflights never reach authentication.
+    .use(corsPlugin(deps.config.corsOrigins))
     .use(
       openapiDocumentModule(
         {
@@ -73,6 +79,9 @@ export function createApp(deps: AppDeps) {
     .use(billingModule(deps))
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps))
+    .use(widgetModule(deps))
+    .use(analyticsModule(deps))
+    .use(experimentsModule(deps))
     .use(dashboardModule());
   built = app;
   return app;

@@ -59,6 +59,8 @@ export interface Config {
   readonly workers: number;
   /** 0 in the process started by the operator; 1..workers-1 in the ones it started (RS_WORKER_INDEX). */
   readonly workerIndex: number;
+  /** Origins (`scheme://host[:port]`) granted CORS on every route (CORS_ORIGINS); publishable keys need none. */
+  readonly corsOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -168,6 +170,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const workerIndex = parseInteger("RS_WORKER_INDEX", read("RS_WORKER_INDEX") ?? "0", 0, workers - 1);
 
+  const corsOrigins = parseOrigins("CORS_ORIGINS", read("CORS_ORIGINS") ?? "");
+
   return Object.freeze({
     version: pkg.version,
     port,
@@ -208,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
     workers,
     workerIndex,
+    corsOrigins: Object.freeze(corsOrigins),
   });
 }
 
@@ -217,6 +222,30 @@ function parseWorkers(text: string | undefined): number {
   if (text === undefined) return 1;
   if (text.toLowerCase() === "auto") return Math.min(availableParallelism(), MAX_WORKERS);
   return parseInteger("WORKERS", text, 1, MAX_WORKERS);
+}
+
+/** A comma list of exact origins; `*` and values with a path are refused, since a grant must name its origin. */
+function parseOrigins(name: string, text: string): string[] {
+  const origins = text
+    .split(",")
+    .map((value) => value.trim().replace(/\/+$/, ""))
+    .filter((value) => value !== "");
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (
+      url === undefined ||
+      (url.protocol !== "https:" && url.protocol !== "http:") ||
+      url.origin !== origin
+    ) {
+      throw new ConfigError(name, `"${origin}" is not an origin such as https://admin.example.com`);
+    }
+  }
+  return [...new Set(origins)];
 }
 
 function parseInteger(name: string, text: string, min: number, max: number): number {

@@ -12,14 +12,15 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
-import { callerHost, hostAllowed } from "../modules/api-keys/origins";
-
-export { hostAllowed };
-
+import { callerHost, hostAllowed, secureHost } from "../modules/api-keys/origins";
 import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
+import { grantKeyOrigin } from "./cors";
 import { requestIdOf } from "./kernel";
+
+// Origin matching lives with the keys' other origin rules (api-keys/origins.ts); kept importable from here.
+export { hostAllowed };
 
 export type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
 export type ApiScope = "recommendations:read" | "interactions:write";
@@ -213,6 +214,11 @@ async function authenticateKey(
 /** A known key's own limits (a publishable key's scopes and origins), its use noted; the request's actor. */
 function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
+    // Before the checks below, so a refusal to an allowed origin is readable by the page (CORS).
+    grantKeyOrigin(request, (origin) => {
+      const host = secureHost(origin);
+      return host !== undefined && hostAllowed(host, key.allowedDomains);
+    });
     if (options.scope === undefined || !key.scopes.includes(options.scope)) {
       throw new AppError(
         "INSUFFICIENT_SCOPE",

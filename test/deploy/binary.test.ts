@@ -138,6 +138,15 @@ describe.skipIf(!enabled)("single binary from an empty directory", () => {
     expect((await fetch(`${base}/`)).status).toBe(404);
   });
 
+  test("serves the widget bundled into the binary (no source tree to build it from)", async () => {
+    const res = await fetch(`${(server as ServerProcess).baseUrl}/widget.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    const js = await res.text();
+    expect(js).toContain("data-recs");
+    expect(js.length).toBeGreaterThan(1000);
+  });
+
   test("register → create product → read it back round trip", async () => {
     if (!has("post", "/api/v1/auth/register") || !has("post", "/api/v1/products/")) {
       console.warn("skipped: register or product routes are not in this build");

@@ -20,7 +20,11 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** The host of the request's Origin (or Referer) when it is a secure web origin, else undefined. */
 export function callerHost(request: Request): string | undefined {
-  const source = request.headers.get("origin") ?? request.headers.get("referer");
+  return secureHost(request.headers.get("origin") ?? request.headers.get("referer"));
+}
+
+/** The host of an origin or URL that is a secure web origin (as `callerHost` admits), else undefined. */
+export function secureHost(source: string | null): string | undefined {
   if (source === null || source === "null") return undefined;
   let url: URL;
   try {
