@@ -111,7 +111,7 @@ describe("the OpenAPI document", () => {
     expect(batch.properties.users.items).toEqual(single("/api/v1/end-users/"));
     expect(batch.properties.interactions.items).toEqual(single("/api/v1/interactions/"));
     expect(batch.properties.interactions.items.required).not.toContain("value");
-    expect(batch.properties.interactions.items.properties.value.default).toBe(1);
+    expect(batch.properties.interactions.items.properties.value.description).toContain("default 1");
   });
 
   test("every operation documents each error status with its codes in the errorCode enum", async () => {

@@ -56,10 +56,12 @@ export const InteractionCreate = t.Object(
   {
     ...fields,
     value: t.Optional(
+      // Defaulted to 1 where it is stored, not here: a PURCHASE sent without a value is credited with the
+      // product's price (attribution), which a schema default would hide.
       t.Number({
         exclusiveMinimum: 0,
-        default: 1,
-        description: "Greater than 0; default 1; the rating for RATING.",
+        description:
+          "Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price).",
       }),
     ),
   },
