@@ -206,8 +206,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
         /Training job \d+ started/,
       );
       // Quick-start names demo end users; the message links to the Playground as the first of them.
-    await page.getByRole("link", { name: /^Try the Playground as demo-u-\d+$/ }).waitFor();
-    await checkPage("usage");
+      await page.getByRole("link", { name: /^Try the Playground as demo-u-\d+$/ }).waitFor();
+      await checkPage("usage");
 
       await go("Training");
       await page.getByTestId("training-job").first().waitFor();
@@ -250,6 +250,14 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
     expect(curl).toContain(userId);
     await checkPage("playground");
   }, 60_000);
+
+  test("Online results count the playground's answer as impressions of its endpoint", async () => {
+    await go("Online results");
+    const row = page.getByRole("row").filter({ hasText: "personalized" });
+    await row.first().waitFor();
+    expect(await row.first().textContent()).toMatch(/personalized\D*[1-9]/);
+    await checkPage("results");
+  }, 30_000);
 
   test("browsing products opens a product page with similar products", async () => {
     await go("Data");
