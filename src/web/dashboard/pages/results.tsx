@@ -74,7 +74,7 @@ export function ResultsPage() {
           </div>
         )}
       </section>
-      {daily.data !== undefined && daily.data.groups.length > 0 && <DailyRates report={daily.data} />}
+      {daily.data !== undefined && daily.data.groups.length > 1 && <DailyRates report={daily.data} />}
     </>
   );
 }
