@@ -60,7 +60,9 @@ describe("dashboard routes", () => {
     const withQuery = await ctx.request("GET", "/?utm_source=mail", { headers: { accept: "text/html" } });
     expect(withQuery.status).toBe(302);
     // Only `/` itself: other paths and other methods answer as before.
-    expect((await ctx.request("GET", "/nothing-here", { headers: { accept: "text/html" } })).status).toBe(404);
+    expect((await ctx.request("GET", "/nothing-here", { headers: { accept: "text/html" } })).status).toBe(
+      404,
+    );
     const post = await ctx.request("POST", "/", { headers: { accept: "text/html" } });
     expect(post.status).toBe(404);
     const client = await ctx.request("GET", "/");

@@ -206,8 +206,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
         /Training job \d+ started/,
       );
       // Quick-start names demo end users; the message links to the Playground as the first of them.
-    await page.getByRole("link", { name: /^Try the Playground as demo-u-\d+$/ }).waitFor();
-    await checkPage("usage");
+      await page.getByRole("link", { name: /^Try the Playground as demo-u-\d+$/ }).waitFor();
+      await checkPage("usage");
 
       await go("Training");
       await page.getByTestId("training-job").first().waitFor();
@@ -215,8 +215,9 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
         .locator('[data-testid="training-job"][data-status="completed"]')
         .first()
         .waitFor({ timeout: TRAINING_TIMEOUT_MS });
-      await page.getByRole("cell", { name: "published" }).first().waitFor();
-      expect(await page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(2);
+      // The model history is read again once the job has finished: its charts and published flag appear.
+      await page.locator(".chart canvas").nth(1).waitFor();
+      await page.getByRole("cell", { name: "published", exact: true }).first().waitFor();
       await checkPage("training");
 
       await go("Home");
@@ -250,6 +251,21 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
     expect(curl).toContain(userId);
     await checkPage("playground");
   }, 60_000);
+
+  test("Online results count the playground's answer as impressions of its endpoint", async () => {
+    await go("Online results");
+    const row = page.getByRole("row").filter({ hasText: "personalized" });
+    // Answers are logged in the background (flushed every second): the page is read again until it shows.
+    for (let attempt = 0; attempt < 15; attempt++) {
+      await page.getByRole("heading", { name: "By endpoint" }).waitFor();
+      await page.waitForLoadState("networkidle");
+      if ((await row.count()) > 0) break;
+      await Bun.sleep(1000);
+      await page.reload();
+    }
+    expect(await row.first().textContent()).toMatch(/personalized\D*[1-9]/);
+    await checkPage("results");
+  }, 30_000);
 
   test("browsing products opens a product page with similar products", async () => {
     await go("Data");

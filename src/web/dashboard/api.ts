@@ -4,6 +4,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { AccountResponse } from "../../modules/accounts/schemas";
+import type { Grouping, MetricsReport } from "../../modules/analytics/schemas";
 import type { ApiKeyCreated, ApiKeyCreateInput, ApiKeyMetadataOutput } from "../../modules/api-keys/schemas";
 import type { LoginResponse, RegisterInput, RegisterResponse } from "../../modules/auth/schemas";
 import type { BillingSessionType } from "../../modules/billing/schemas";
@@ -31,7 +32,9 @@ export type {
   EndUser,
   EndUserExport,
   ErasureResult,
+  Grouping,
   Interaction,
+  MetricsReport,
   ModelMetadataType as ModelMetadata,
   PersonalizedQuery,
   PlanTableType as PlanTable,
@@ -228,6 +231,10 @@ export const api = {
       apiKey,
       body: { returnUrl },
     }),
+
+  /** Online results: impressions, clicks, carts, purchases and their rates over the last 30 days. */
+  recommendationMetrics: (groupBy: Grouping) =>
+    call<MetricsReport>("GET", "/analytics/recommendations", { query: { group_by: groupBy } }),
 
   sandboxStatus: () => call<SandboxStatusType>("GET", "/sandbox/status"),
   quickStart: () => call<QuickStartResultType>("POST", "/sandbox/quick-start"),

@@ -6,6 +6,7 @@ import { DataPage } from "./pages/data";
 import { HomePage } from "./pages/home";
 import { KeysPage } from "./pages/keys";
 import { PlaygroundPage } from "./pages/playground";
+import { ResultsPage } from "./pages/results";
 import { TrainingPage } from "./pages/training";
 import { UsagePage } from "./pages/usage";
 import { SessionContext } from "./session";
@@ -17,6 +18,7 @@ const PAGES = [
   { path: "/data", label: "Data" },
   { path: "/training", label: "Training" },
   { path: "/playground", label: "Playground" },
+  { path: "/results", label: "Online results" },
   { path: "/usage", label: "Usage and plan" },
 ] as const;
 
@@ -148,6 +150,9 @@ function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; 
           </Route>
           <Route path="/playground">
             <PlaygroundPage />
+          </Route>
+          <Route path="/results">
+            <ResultsPage />
           </Route>
           <Route path="/usage">
             <UsagePage />
