@@ -52,7 +52,7 @@ async function main(): Promise<number> {
       repoRoot,
       datasetsDir: args.datasetsDir,
       postgresAdminUrl: args.postgresAdminUrl,
-      embedded: args.embedded,
+      store: args.store,
       log: (message) =>
         process.stderr.write(
           `  [${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`,

@@ -3,7 +3,8 @@
  * SQL migrations (text imports), PGlite's wasm and data files (file imports in src/db/pglite-assets.ts),
  * the hnswlib-node addon (required by path in src/shared/hnswlib.ts) and the C kernels' source, which is
  * compiled with the machine's `cc` on first use when one exists (the TypeScript kernels run otherwise),
- * the training worker (src/worker.ts) and the shop widget served as /widget.js (see `buildWidget`).
+ * the training worker (src/worker.ts), the snapshot decoding worker (src/decode-worker.ts) and the shop
+ * widget served as /widget.js (see `buildWidget`).
  * Usage: bun run build [--outfile path] [--target bun-linux-x64|bun-linux-arm64|…]
  */
 import { mkdirSync, statSync } from "node:fs";
@@ -59,6 +60,8 @@ const command = [
   resolve(root, "src/main.ts"),
   // The training worker: a second entry point, embedded where the main bundle's worker URL points.
   resolve(root, "src/worker.ts"),
+  // The snapshot decoding worker, likewise.
+  resolve(root, "src/decode-worker.ts"),
 ];
 const build = Bun.spawnSync(command, { cwd: root, stdout: "inherit", stderr: "inherit" });
 if (build.exitCode !== 0) {

@@ -5,10 +5,12 @@ import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
 import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import type { RouteShape } from "./http/openapi-errors";
 import { accountsModule } from "./modules/accounts";
+import { analyticsModule } from "./modules/analytics";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
 import { endUsersModule } from "./modules/end-users";
+import { experimentsModule } from "./modules/experiments";
 import { healthModule } from "./modules/health";
 import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
@@ -76,7 +78,9 @@ export function createApp(deps: AppDeps) {
     .use(billingModule(deps))
     .use(sandboxModule(deps))
     .use(recommendationsModule(deps))
-    .use(widgetModule(deps));
+    .use(widgetModule(deps))
+    .use(analyticsModule(deps))
+    .use(experimentsModule(deps));
   built = app;
   return app;
 }

@@ -18,6 +18,7 @@ import { createPaymentProvider } from "./modules/billing/create-provider";
 import { LapseSweeper } from "./modules/billing/lapse-sweeper";
 import type { PaymentProvider } from "./modules/billing/provider";
 import { bridgeErasureNotifications } from "./modules/end-users/events";
+import { RunningExperiments } from "./modules/experiments/running";
 import { HealthMonitor } from "./modules/health/monitor";
 import { ingestionJobKind } from "./modules/ingestion/process";
 import { Readiness } from "./modules/ops/readiness";
@@ -29,6 +30,7 @@ import { RecommendationService } from "./modules/recommendations/service";
 import { createLogger, type Logger } from "./shared/logger";
 import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
 import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
+import { ArtifactCache } from "./snapshots/artifact-cache";
 import { SnapshotRegistry } from "./snapshots/registry";
 import { trainingJobKind } from "./training/job-kind";
 
@@ -61,10 +63,14 @@ export interface AppDeps {
   readonly jobs: JobRunner;
   /** Per-tenant in-memory model snapshots for serving (src/snapshots/registry.ts, types in types.ts). */
   readonly snapshots: SnapshotRegistry;
+  /** Model artifact files under DATA_DIR: the artifacts on the embedded store, local copies on Postgres. */
+  readonly artifacts: ArtifactCache;
   /** Recommender caches (per-user history, no-model catalogue) and the batched recommendation log. */
   readonly recommendations: RecommendationService;
   /** Credits clicks, carts and purchases to the answers that showed them (modules/analytics). */
   readonly attributions: AttributionQueue;
+  /** The running A/B experiments, for assigning requests to arms (modules/experiments). */
+  readonly experiments: RunningExperiments;
 }
 
 export interface Lifecycle {
@@ -117,16 +123,22 @@ export async function createDeps(
       onApplied: (accountId, records) => usageMeter.record(accountId, { ingestedRecords: records }),
     }),
   );
+  // On the embedded store the files are the artifacts (PGlite runs on this thread: 100 MB written into it
+  // stalled every request for seconds); on Postgres they are local copies of the database's.
+  const artifacts = new ArtifactCache(join(config.dataDir, "artifacts"), logger, {
+    primary: database.kind === "pglite",
+  });
   const snapshots = new SnapshotRegistry({
     database,
     logger,
     maxBytes: config.snapshotCacheMb * 1024 * 1024,
     metrics,
-    artifactDir: join(config.dataDir, "artifacts"),
+    artifacts,
   });
-  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics }));
+  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
   const recommendations = new RecommendationService(database, logger, snapshots);
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
+  const experiments = new RunningExperiments(database, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -146,8 +158,10 @@ export async function createDeps(
     payments,
     jobs,
     snapshots,
+    artifacts,
     recommendations,
     attributions,
+    experiments,
     async start() {
       // Without an offline queue nothing waits for the connection: open it before the first request.
       // Unreachable at start-up: the limits count in this process until it is (see RedisCircuit).
@@ -160,6 +174,7 @@ export async function createDeps(
       lapseSweeper.start();
       stopErasureBridge = await bridgeErasureNotifications(database, logger);
       await snapshots.start();
+      await experiments.start();
       await recommendations.start();
       attributions.start();
       await jobs.start();
@@ -170,6 +185,7 @@ export async function createDeps(
       // Before the recommendation log stops: a last attribution writes the log first.
       await attributions.stop();
       await recommendations.stop();
+      experiments.stop();
       await snapshots.stop();
       await stopErasureBridge?.();
       health.stop();

@@ -7,8 +7,8 @@ export interface BenchArgs {
   datasetsDir: string;
   resultsDir: string;
   postgresAdminUrl: string;
-  /** Serving: measure the embedded store (the default install) instead of a throw-away Postgres database. */
-  embedded: boolean;
+  /** Parts that start the service run it on Postgres (`--postgres`) instead of the embedded store. */
+  store: "pglite" | "postgres";
   help: boolean;
 }
 
@@ -19,7 +19,7 @@ Parts: ${PART_NAMES.join(", ")} (default: all, in that order)
   --smoke           a tiny size that finishes in seconds (used by test/bench)
   --datasets <dir>  real data sets (default ../shared/datasets from the repo root, or BENCH_DATASETS_DIR)
   --out <dir>       where the JSON result goes (default bench/results)
-  --embedded        serving: the embedded store (default: a throw-away Postgres database when reachable)
+  --postgres        parts that start the service (training, serving) run it on Postgres, not the embedded store
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres) is the server on which
 the bench creates and drops its throw-away databases.`;
 
@@ -29,7 +29,7 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
   let datasetsDir = env["BENCH_DATASETS_DIR"] || join(repoRoot, "..", "shared", "datasets");
   let resultsDir = join(repoRoot, "bench", "results");
   let help = false;
-  let embedded = false;
+  let store: BenchArgs["store"] = "pglite";
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(process.cwd(), p));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -43,7 +43,7 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     else if (arg === "--datasets") datasetsDir = abs(value());
     else if (arg.startsWith("--datasets=")) datasetsDir = abs(arg.slice("--datasets=".length));
     else if (arg === "--out") resultsDir = abs(value());
-    else if (arg === "--embedded") embedded = true;
+    else if (arg === "--postgres") store = "postgres";
     else if (arg === "--help" || arg === "-h") help = true;
     else if ((PART_NAMES as readonly string[]).includes(arg)) {
       if (!parts.includes(arg as PartName)) parts.push(arg as PartName);
@@ -55,7 +55,7 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     datasetsDir,
     resultsDir,
     postgresAdminUrl: env["BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres",
-    embedded,
+    store,
     help,
   };
 }

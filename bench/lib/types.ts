@@ -69,8 +69,8 @@ export interface BenchContext {
   datasetsDir: string;
   /** Server URL for creating and dropping throw-away databases. */
   postgresAdminUrl: string;
-  /** Serving: the embedded store instead of a throw-away Postgres database. */
-  embedded: boolean;
+  /** The store of the service the part starts (`--postgres`), for parts that measure one store at a time. */
+  store: "pglite" | "postgres";
   log(message: string): void;
 }
 

@@ -81,7 +81,8 @@ export const servingPart: BenchPart = {
     });
     const maxRequests = 10_000_000;
     const notes: string[] = [];
-    const unreachable = ctx.embedded ? "--embedded" : await postgresUnavailableReason(ctx.postgresAdminUrl);
+    const unreachable =
+      ctx.store === "pglite" ? "without --postgres" : await postgresUnavailableReason(ctx.postgresAdminUrl);
     let db: FreshDatabase | undefined;
     if (!unreachable) db = await createFreshDatabase(ctx.postgresAdminUrl, "serving");
     notes.push(
@@ -242,7 +243,7 @@ export const servingPart: BenchPart = {
         const r2 = await measure(server, mix.requests, mix.warmup, true);
         addRow({ key: "workers2.shopMix", label: "WORKERS=2: (b) shop mix", goal: mix.goal }, r2, h2.rps);
       } else {
-        notes.push("WORKERS=2 rows need Postgres (run without --embedded)");
+        notes.push("WORKERS=2 rows need Postgres (run with --postgres)");
       }
 
       const base = healthRuns.reduce((a, b) => a + b, 0) / Math.max(1, healthRuns.length);

@@ -5,6 +5,7 @@ import m2 from "../../drizzle/0002_recommendation_logs_single_key.sql" with { ty
 import m3 from "../../drizzle/0003_recommendation_logs_keyless.sql" with { type: "text" };
 import m4 from "../../drizzle/0004_recommendation_logs_text_items_user_index.sql" with { type: "text" };
 import m5 from "../../drizzle/0005_recommendation_attribution.sql" with { type: "text" };
+import m6 from "../../drizzle/0006_online_metrics_and_experiments.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -13,4 +14,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0003_recommendation_logs_keyless", sql: m3 },
   { tag: "0004_recommendation_logs_text_items_user_index", sql: m4 },
   { tag: "0005_recommendation_attribution", sql: m5 },
+  { tag: "0006_online_metrics_and_experiments", sql: m6 },
 ];

@@ -190,17 +190,43 @@ export function loadAnnIndexFile(
   space: AnnSpace,
   options: Partial<AnnOptions> = {},
 ): AnnIndex {
-  if (!fileHolds(file, bytes)) {
-    try {
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, bytes);
-      renameSync(temporary, file);
-    } catch {
-      // An unwritable place only costs the copy next time.
-      return deserializeAnnIndex(bytes, vectors, dims, space, options);
-    }
-  }
+  // An unwritable place only costs the copy next time.
+  if (!placeAnnIndexFile(file, bytes)) return deserializeAnnIndex(bytes, vectors, dims, space, options);
   return readAnnIndexFile(file, vectors, dims, space, options);
+}
+
+/**
+ * Makes `file` hold the index `bytes` (kept when it already does, replaced atomically otherwise); false when
+ * it cannot be written. The half of `loadAnnIndexFile` that may run on another thread than the index's use.
+ */
+export function placeAnnIndexFile(file: string, bytes: Uint8Array): boolean {
+  if (fileHolds(file, bytes)) return true;
+  try {
+    const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`;
+    writeFileSync(temporary, bytes);
+    renameSync(temporary, file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads an index file without holding the calling thread: hnswlib parses it on a thread of its pool (a
+ * 100k-item index takes a few hundred ms, which would otherwise stall every request of the process).
+ */
+export async function readAnnIndexFileAsync(
+  file: string,
+  vectors: Float32Array,
+  dims: number,
+  space: AnnSpace,
+  options: Partial<AnnOptions> = {},
+): Promise<AnnIndex> {
+  const o = { ...DEFAULT_ANN, ...options };
+  const index = new addon.HierarchicalNSW(space, dims);
+  await index.readIndex(file);
+  index.setEf(o.efSearch);
+  return { space, dims, vectors, index, options: o };
 }
 
 const SAMPLE_WINDOWS = 16;

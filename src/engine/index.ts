@@ -46,6 +46,8 @@ export {
   deserializeAnnIndex,
   exactSearch,
   type Neighbours,
+  placeAnnIndexFile,
+  readAnnIndexFileAsync,
   searchAnn,
   serializeAnnIndex,
 } from "./hnsw";
@@ -72,6 +74,7 @@ export {
 export {
   type AnnFiles,
   annIndexes,
+  attachAnnIndexes,
   complementaryItems,
   detachFromArtifact,
   explainByHistory,

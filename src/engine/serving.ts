@@ -53,6 +53,17 @@ export function annIndexes(
 }
 
 /**
+ * Gives a model the HNSW indexes loaded for it elsewhere (read without blocking, see
+ * `readAnnIndexFileAsync`), so `annIndexes` returns them instead of materialising its own.
+ */
+export function attachAnnIndexes(
+  model: Model,
+  indexes: { factors: AnnIndex | null; content: AnnIndex | null },
+): void {
+  annCache.set(model, indexes);
+}
+
+/**
  * Readies a model loaded from an artifact for long-lived serving: arrays that are views into the artifact's
  * buffer are copied out and the HNSW indexes are loaded (hnswlib keeps its own copy of them), then the index
  * bytes are dropped. Nothing references the artifact buffer afterwards, so its memory (the index bytes

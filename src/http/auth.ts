@@ -13,14 +13,14 @@ import type { AppDeps } from "../deps";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
 import { callerHost, hostAllowed, secureHost } from "../modules/api-keys/origins";
-
-export { hostAllowed };
-
 import { isPlatformAdmin } from "../modules/auth/admin";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
 import { grantKeyOrigin } from "./cors";
 import { requestIdOf } from "./kernel";
+
+// Origin matching lives with the keys' other origin rules (api-keys/origins.ts); kept importable from here.
+export { hostAllowed };
 
 export type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
 export type ApiScope = "recommendations:read" | "interactions:write";

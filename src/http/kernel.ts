@@ -145,8 +145,9 @@ function toAppError(
   switch (classifyDatabaseError(error)) {
     case "data":
       // A value the store cannot hold (a number or date out of its range): the caller's to fix.
+      // Where the value was is not known here; the route's own checks name it whenever they can.
       return new AppError("VALIDATION_ERROR", "A value is outside what the service can store", {
-        detail: [{ loc: ["body"], msg: "a value is out of range or malformed", type: "value_error.data" }],
+        detail: [{ loc: ["request"], msg: "a value is out of range or malformed", type: "value_error.data" }],
       });
     case "unavailable":
       options.onDatabaseUnavailable?.();

@@ -8,6 +8,7 @@
 import { OptionalKind } from "@sinclair/typebox";
 import { ACCOUNT_MANAGEMENT } from "../modules/plans/enforcer";
 import { ERROR_STATUS, type ErrorCode } from "../shared/errors";
+import type { AuthMode } from "./auth";
 
 /** Codes of the contract answered outside the domain error table (by the HTTP layer itself). */
 const HTTP_LAYER_STATUS = {} as const;
@@ -48,7 +49,7 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
   "GET /api/v1/pipeline/status": ["NO_MODEL"],
   "GET /api/v1/pipeline/jobs/:job_id/status": ["NOT_FOUND"],
 
-  "POST /api/v1/auth/register": ["CONFLICT"],
+  "POST /api/v1/auth/register": ["CONFLICT", "RATE_LIMITED"],
   "POST /api/v1/auth/token": ["INVALID_CREDENTIALS", "FORBIDDEN", "RATE_LIMITED"],
   "GET /api/v1/auth/verify-email": ["NOT_FOUND"],
 
@@ -76,8 +77,11 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
   "POST /api/v1/recommendations/ecommerce/product-page": ["NOT_FOUND"],
 };
 
-/** What each code means, shown in the description of the status that carries it. */
-const MEANING: Record<DocumentedCode, string> = {
+/**
+ * What each code means, shown in the description of the status that carries it (partial, so a code added to
+ * the error table reads as its bare name until it gets a sentence here).
+ */
+const MEANING: Partial<Record<DocumentedCode, string>> = {
   INVALID_API_KEY: "no API key (or token) was sent, or the key is unknown or revoked",
   INVALID_TOKEN: "the bearer token is missing, malformed or expired",
   TOKEN_REVOKED: "the bearer token was revoked (logout, password change, user deleted)",
@@ -110,8 +114,6 @@ export interface RouteShape {
   path: string;
   hooks: Record<string, unknown>;
 }
-
-type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
 
 const UNAUTHENTICATED: Record<AuthMode, DocumentedCode[]> = {
   keyOrJwt: ["INVALID_API_KEY", "INVALID_TOKEN", "TOKEN_REVOKED"],
@@ -198,7 +200,7 @@ const validationBody = () => {
             loc: {
               type: "array",
               items: { anyOf: [{ type: "string" }, { type: "integer" }] },
-              description: 'Where the value was and its name, e.g. ["query", "limit"]',
+              description: 'Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"]',
             },
             msg: { type: "string" },
             type: { type: "string" },
@@ -223,7 +225,9 @@ export function errorResponses(route: RouteShape): Record<string, Record<string,
   }
   const responses: Record<string, Record<string, unknown>> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const description = codes.map((code) => `${code}: ${MEANING[code]}`).join("; ");
+    const description = codes
+      .map((code) => (MEANING[code] === undefined ? code : `${code}: ${MEANING[code]}`))
+      .join("; ");
     const schema = status === 422 ? validationBody() : errorBody(codes);
     responses[String(status)] = {
       description,

@@ -42,3 +42,11 @@ export const Attributes = (description: string) =>
  * ignored, as links and proxies add them; Elysia otherwise refuses them with a 422.
  */
 export const UNKNOWN_QUERY_IGNORED = { additionalProperties: true } as const;
+
+/**
+ * A schema holding this key is shown in the OpenAPI document as the schema it names (openapi-document.ts).
+ * For inputs checked record by record (bulk ingestion): the envelope accepts any object so that one bad
+ * record becomes a record error, not a 422 for the whole batch, but clients should see the shape each record
+ * must have.
+ */
+export const DOCUMENTED_AS = "x-documented-as";

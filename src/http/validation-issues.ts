@@ -40,7 +40,8 @@ function allowedValues(schema: Record<string, unknown> | undefined): string[] | 
   return values;
 }
 
-function messageFor(error: TypeBoxError): string {
+/** What a TypeBox error means in words (no regular expressions): also used for bulk record errors. */
+export function messageFor(error: TypeBoxError): string {
   const schema = error.schema;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:

@@ -1,8 +1,15 @@
 /**
- * A local copy of model artifacts under DATA_DIR, so a restart loads snapshots from disk (milliseconds)
- * instead of pulling every chunk back out of Postgres (where bytea is detoasted and hex-encoded: seconds for
- * large models). Postgres stays the source of truth: artifacts are immutable per model id, a file is used
- * only when its size matches the model row, and anything unreadable falls back to the database.
+ * Model artifacts as files under DATA_DIR/artifacts (`<account>-<model>.artifact`), in one of two roles:
+ *
+ * - On Postgres they are local copies, so a restart loads snapshots from disk (milliseconds) instead of
+ *   pulling every chunk back out of Postgres. Postgres stays the source of truth: artifacts are immutable per
+ *   model id, a file is used only when its size matches the model row, anything unreadable falls back to the
+ *   database, and only the newest two models of an account keep a copy.
+ * - On the embedded store (`primary`) the file is the artifact: the database holds only the model row (its
+ *   size in `artifact_bytes`). Writing 100 MB into PGlite, which runs on the thread that answers requests,
+ *   froze the service for seconds; a file is written by the training worker and renamed into place in the
+ *   transaction that stores the model row. Files are dropped only once a newer model of the account is
+ *   published (the service never serves an older one again).
  *
  * Beside each artifact its HNSW indexes are kept as files of their own (`<account>-<model>.<name>.hnsw`,
  * written by the first load): hnswlib reads them in place, so a load neither copies the index bytes out of
@@ -19,13 +26,22 @@ const KEEP_PER_ACCOUNT = 2;
 /** A temporary file this old was left by a process that stopped mid-write. */
 const STALE_TEMPORARY_MS = 60 * 60 * 1000;
 
+export interface ArtifactCacheOptions {
+  /** The files are the artifacts (embedded store), not copies of the database's. */
+  primary?: boolean;
+}
+
 export class ArtifactCache {
   private readonly writes = new Set<Promise<void>>();
+  readonly primary: boolean;
 
   constructor(
     private readonly dir: string,
     private readonly logger: Logger,
-  ) {}
+    options: ArtifactCacheOptions = {},
+  ) {
+    this.primary = options.primary ?? false;
+  }
 
   private path(accountId: number, modelId: number): string {
     return join(this.dir, `${accountId}-${modelId}.artifact`);
@@ -40,6 +56,52 @@ export class ArtifactCache {
     }
     const base = join(this.dir, `${accountId}-${modelId}`);
     return { factors: `${base}.factors.hnsw`, content: `${base}.content.hnsw` };
+  }
+
+  /** The artifact's file when it is there at the expected size (a file of another size is not this model's). */
+  async file(accountId: number, modelId: number, expectedBytes: number): Promise<string | undefined> {
+    const path = this.path(accountId, modelId);
+    try {
+      const file = Bun.file(path);
+      return expectedBytes > 0 && (await file.exists()) && file.size === expectedBytes ? path : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Where a training job's worker writes the artifact before the model has an id; `adopt` moves it into
+   * place. A file left here by a stopped process is removed by a later prune once it is stale.
+   */
+  async stagingPath(accountId: number, jobId: number): Promise<string> {
+    await mkdir(this.dir, { recursive: true });
+    return join(this.dir, `${accountId}-job${jobId}.${process.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`);
+  }
+
+  /** Gives a staged artifact its model's name (atomic: a reader sees the whole file or none). */
+  async adopt(staged: string, accountId: number, modelId: number): Promise<void> {
+    await rename(staged, this.path(accountId, modelId));
+  }
+
+  /** Removes a staged file, or the file of a model whose row was rolled back; never throws. */
+  async discard(path: string): Promise<void>;
+  async discard(accountId: number, modelId: number): Promise<void>;
+  async discard(target: string | number, modelId?: number): Promise<void> {
+    const path = typeof target === "string" ? target : this.path(target, modelId!);
+    await unlink(path).catch(() => {});
+  }
+
+  /**
+   * After a model of the account was stored: copies are pruned to the newest two models; primary files of
+   * models older than the published one (which can never serve again) are removed.
+   */
+  async settleAccount(accountId: number, publishedModelId: number | null): Promise<void> {
+    try {
+      if (!this.primary) await this.prune(accountId);
+      else if (publishedModelId !== null) await this.removeOlder(accountId, publishedModelId);
+    } catch (error) {
+      this.logger.warn("could not prune model artifact files", { accountId, error });
+    }
   }
 
   /**
@@ -82,9 +144,25 @@ export class ArtifactCache {
       const temporary = `${target}.${process.pid}.${crypto.randomUUID()}.tmp`;
       await Bun.write(temporary, bytes);
       await rename(temporary, target);
-      await this.prune(accountId);
+      if (!this.primary) await this.prune(accountId);
     } catch (error) {
       this.logger.warn("could not cache a model artifact on disk", { accountId, modelId, error });
+    }
+  }
+
+  /** Removes the files (artifact and indexes) of the account's models older than `modelId`. */
+  private async removeOlder(accountId: number, modelId: number): Promise<void> {
+    const prefix = `${accountId}-`;
+    const now = Date.now();
+    for (const name of await readdir(this.dir)) {
+      if (!name.startsWith(prefix)) continue;
+      const path = join(this.dir, name);
+      if (name.endsWith(".tmp")) {
+        if (await isStale(path, now)) await unlink(path).catch(() => {});
+        continue;
+      }
+      const id = Number(name.slice(prefix.length).split(".")[0]);
+      if (Number.isInteger(id) && id < modelId) await unlink(path).catch(() => {});
     }
   }
 
@@ -104,14 +182,19 @@ export class ArtifactCache {
       const modelId = Number(name.slice(prefix.length).split(".")[0]);
       const path = join(this.dir, name);
       if (name.endsWith(".tmp")) {
-        const age = await stat(path).then(
-          (s) => now - s.mtimeMs,
-          () => 0,
-        );
-        if (age > STALE_TEMPORARY_MS) await unlink(path).catch(() => {});
+        if (await isStale(path, now)) await unlink(path).catch(() => {});
       } else if (Number.isInteger(modelId) && modelId < oldestKept) {
         await unlink(path).catch(() => {});
       }
     }
   }
+}
+
+/** A temporary file not touched for this long was left by a process that stopped mid-write. */
+async function isStale(path: string, now: number): Promise<boolean> {
+  const age = await stat(path).then(
+    (s) => now - s.mtimeMs,
+    () => 0,
+  );
+  return age > STALE_TEMPORARY_MS;
 }

@@ -4,14 +4,14 @@
  * a restart: products deleted since training come back flagged, and end users erased since training
  * (their rows are gone) are simply not mapped.
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import type { models } from "../db/schema";
 import { readArtifact } from "../training/artifact-store";
-import { loadServingModel } from "../training/engine-api";
-import { decodeEnvelope } from "../training/envelope";
 import type { ArtifactCache } from "./artifact-cache";
-import { WATERMARK } from "./freshness";
+import { type DecodedArtifact, decodeArtifact } from "./decode-in-worker";
+import { DerivedState } from "./derived-state";
+import { productsWatermark } from "./freshness";
 import type { Snapshot, SnapshotItems, SnapshotUsers } from "./types";
 
 type ModelRow = Pick<
@@ -46,21 +46,14 @@ export async function buildSnapshot(
   row: ModelRow,
   cache: ArtifactCache | undefined,
 ): Promise<BuiltSnapshot> {
-  // The catalogue is asked for first and in one statement, so Postgres builds it while this process maps
-  // the artifact and loads the model (CPU-bound, hundreds of ms for a large catalogue); they are independent
-  // until joined. The watermark comes from the same scan, so it is exactly as new as the rows.
+  // The catalogue is read while a worker decodes the artifact; they are independent until joined.
   const catalogue = catalogueColumns(database, row.accountId);
   // An unread rejection would be reported as unhandled while the model loads; it is awaited below.
   catalogue.catch(() => {});
-  const envelope = await loadEnvelope(database, row, cache);
-  const annFiles = await cache?.annFiles(row.accountId, row.id);
-  // Postgres is given a turn to receive the catalogue query before the model load holds the thread.
-  await Bun.sleep(1);
-  const { model, bytes: modelBytes } = loadServingModel(envelope.engineBytes, annFiles);
+  const decoded = await decode(database, row, cache);
   const { watermark, products, endUsers } = await catalogue;
-  const items = itemTable(envelope, products);
-
-  const users = userTable(envelope.endUserIds, endUsers);
+  const items = await itemTable(decoded, products);
+  const users = await userTable(decoded.endUserIds, endUsers);
 
   const stringBytes = (values: readonly (string | null)[]) =>
     values.reduce((sum, v) => sum + 48 + 2 * (v?.length ?? 0), 0);
@@ -71,6 +64,8 @@ export async function buildSnapshot(
     stringBytes(items.categories) +
     stringBytes(items.brands);
   const userBytes = users.table.indexByExternalId.size * 96;
+  const baseBytes = decoded.modelBytes + itemBytes + userBytes;
+  const derived = new DerivedState();
   const snapshot: Snapshot = {
     accountId: row.accountId,
     modelId: row.id,
@@ -78,60 +73,116 @@ export async function buildSnapshot(
     algorithm: row.algorithm,
     trainedAt: row.createdAt,
     loadedAt: new Date(),
-    model,
+    model: decoded.model,
     items,
     users: users.table,
-    bytes: modelBytes + itemBytes + userBytes,
+    derived,
+    bytes: () => baseBytes + derived.bytes(),
   };
   return { snapshot, productsWatermark: watermark };
 }
 
-/** The artifact from the local disk copy when it is intact, else from the database (then copied to disk). */
-async function loadEnvelope(database: Database, row: ModelRow, cache: ArtifactCache | undefined) {
-  const cached = await cache?.read(row.accountId, row.id, row.artifactBytes);
-  if (cached !== undefined) {
+/**
+ * The artifact decoded off this thread: from its file when there is one of the expected size (the embedded
+ * store keeps artifacts only as files; on Postgres it is a local copy), else read from the database (then
+ * kept as a file for the next load).
+ */
+async function decode(database: Database, row: ModelRow, cache: ArtifactCache | undefined) {
+  const annFiles = (await cache?.annFiles(row.accountId, row.id)) ?? null;
+  const path = await cache?.file(row.accountId, row.id, row.artifactBytes);
+  if (path !== undefined) {
     try {
-      return decodeEnvelope(cached);
+      return await decodeArtifact({ path }, annFiles);
     } catch {
       // A damaged copy: read the database's.
     }
   }
   const bytes = await readArtifact(database, { accountId: row.accountId, modelId: row.id });
   if (bytes === undefined) throw new Error(`model ${row.id} has no stored artifact`);
-  const envelope = decodeEnvelope(bytes);
-  void cache?.write(row.accountId, row.id, bytes);
-  return envelope;
+  if (cache !== undefined) {
+    await cache.write(row.accountId, row.id, bytes);
+    const written = await cache.file(row.accountId, row.id, bytes.length);
+    if (written !== undefined) return decodeArtifact({ path: written }, annFiles);
+  }
+  return decodeArtifact({ bytes }, annFiles);
 }
 
+/** Catalogue rows per statement: each page is a short query, which matters where the database runs in-process. */
+const CATALOGUE_PAGE = 10_000;
+/** Table rows built between two turns of the event loop. */
+const BUILD_SLICE = 20_000;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * The account's products and end users as JSON columns in one result row: parsed natively, a single value
- * is several times cheaper for the driver than a row object per product. Each table's aggregates are fed by
- * one scan, so position r of every column is the same row.
+ * The account's products and end users, column by column, in id-ordered pages. Each page comes as JSON
+ * columns in one result row (parsed natively, a single value is several times cheaper for the driver than a
+ * row object per product). The watermark is taken first, so the rows read after it are at least as new:
+ * the freshness refresh may re-apply a change, never miss one.
  */
 async function catalogueColumns(
   database: Database,
   accountId: number,
 ): Promise<{ watermark: string; products: ProductColumns; endUsers: EndUserColumns }> {
-  const [result] = await database.rows<{ watermark: string; products: unknown; end_users: unknown }>(sql`
-    select p.watermark, p.columns as products, u.columns as end_users
-    from (select ${WATERMARK} as watermark, json_build_object(
-            'id', coalesce(json_agg(id), '[]'), 'name', coalesce(json_agg(name), '[]'),
-            'price', coalesce(json_agg(price), '[]'), 'category', coalesce(json_agg(category), '[]'),
-            'brand', coalesce(json_agg(brand), '[]'), 'inStock', coalesce(json_agg(in_stock), '[]'),
-            'deleted', coalesce(json_agg(deleted_at is not null), '[]')) as columns
-          from products where account_id = ${accountId}) p,
-         (select json_build_object(
-            'id', coalesce(json_agg(id), '[]'), 'externalId', coalesce(json_agg(external_id), '[]')) as columns
-          from end_users where account_id = ${accountId}) u`);
-  const parsed = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value);
-  return {
-    watermark: result?.watermark ?? "-infinity",
-    products: parsed(result?.products) as ProductColumns,
-    endUsers: parsed(result?.end_users) as EndUserColumns,
+  const watermark = await productsWatermark(database, accountId);
+  const products: ProductColumns = {
+    id: [],
+    name: [],
+    price: [],
+    category: [],
+    brand: [],
+    inStock: [],
+    deleted: [],
   };
+  for (let cursor = 0; ; ) {
+    const page = await columnsPage<ProductColumns>(
+      database,
+      sql`select id, name, price, category, brand, in_stock, deleted_at from products
+          where account_id = ${accountId} and id > ${cursor} order by id limit ${CATALOGUE_PAGE}`,
+      sql`'id', coalesce(json_agg(id), '[]'), 'name', coalesce(json_agg(name), '[]'),
+          'price', coalesce(json_agg(price), '[]'), 'category', coalesce(json_agg(category), '[]'),
+          'brand', coalesce(json_agg(brand), '[]'), 'inStock', coalesce(json_agg(in_stock), '[]'),
+          'deleted', coalesce(json_agg(deleted_at is not null), '[]')`,
+    );
+    for (const key of Object.keys(products) as (keyof ProductColumns)[]) {
+      (products[key] as unknown[]).push(...(page.columns[key] as unknown[]));
+    }
+    if (page.rows < CATALOGUE_PAGE) break;
+    cursor = page.last;
+  }
+  const endUsers: EndUserColumns = { id: [], externalId: [] };
+  for (let cursor = 0; ; ) {
+    const page = await columnsPage<EndUserColumns>(
+      database,
+      sql`select id, external_id from end_users
+          where account_id = ${accountId} and id > ${cursor} order by id limit ${CATALOGUE_PAGE}`,
+      sql`'id', coalesce(json_agg(id), '[]'), 'externalId', coalesce(json_agg(external_id), '[]')`,
+    );
+    endUsers.id.push(...page.columns.id);
+    endUsers.externalId.push(...page.columns.externalId);
+    if (page.rows < CATALOGUE_PAGE) break;
+    cursor = page.last;
+  }
+  return { watermark, products, endUsers };
 }
 
-function itemTable(envelope: ReturnType<typeof decodeEnvelope>, products: ProductColumns): SnapshotItems {
+/** One page of rows (`rows`, ordered by id) aggregated into JSON columns (`columns`, json_build_object pairs). */
+async function columnsPage<T>(
+  database: Database,
+  rows: SQL,
+  columns: SQL,
+): Promise<{ columns: T; rows: number; last: number }> {
+  const [result] = await database.rows<{ columns: unknown; n: number; last: number | null }>(sql`
+    select json_build_object(${columns}) as columns, count(*)::int as n, max(id)::float8 as last
+    from (${rows}) p`);
+  // A turn of the event loop after each page: PGlite's statements resolve as promise jobs, so consecutive
+  // pages would otherwise run back to back without a request answered in between.
+  await nextTurn();
+  const parsed = typeof result?.columns === "string" ? JSON.parse(result.columns) : result?.columns;
+  return { columns: parsed as T, rows: Number(result?.n ?? 0), last: Number(result?.last ?? 0) };
+}
+
+async function itemTable(envelope: DecodedArtifact, products: ProductColumns): Promise<SnapshotItems> {
   const n = envelope.productIds.length;
   const rowOf = new Map<number, number>();
   for (let r = 0; r < products.id.length; r++) rowOf.set(Number(products.id[r]), r);
@@ -144,6 +195,7 @@ function itemTable(envelope: ReturnType<typeof decodeEnvelope>, products: Produc
   const indexByExternalId = new Map<string, number>();
   const indexByProductId = new Map<number, number>();
   for (let i = 0; i < n; i++) {
+    if (i > 0 && i % BUILD_SLICE === 0) await nextTurn();
     const productId = envelope.productIds[i]!;
     const externalId = envelope.externalIds[i] ?? "";
     indexByExternalId.set(externalId, i);
@@ -182,12 +234,16 @@ function itemTable(envelope: ReturnType<typeof decodeEnvelope>, products: Produc
   };
 }
 
-function userTable(endUserIds: Float64Array, endUsers: EndUserColumns): { table: SnapshotUsers } {
+async function userTable(
+  endUserIds: Float64Array,
+  endUsers: EndUserColumns,
+): Promise<{ table: SnapshotUsers }> {
   const externalById = new Map<number, string>();
   for (let r = 0; r < endUsers.id.length; r++)
     externalById.set(Number(endUsers.id[r]), endUsers.externalId[r]!);
   const indexByExternalId = new Map<string, number>();
   for (let u = 0; u < endUserIds.length; u++) {
+    if (u > 0 && u % BUILD_SLICE === 0) await nextTurn();
     const external = externalById.get(endUserIds[u]!);
     if (external === undefined) continue;
     indexByExternalId.set(external, u);

@@ -36,6 +36,8 @@ export interface SnapshotRegistryOptions {
   metrics?: Pick<Metrics, "setSnapshotBytes" | "cacheHit" | "cacheMiss">;
   /** Directory for local copies of artifacts (fast loads after a restart); absent: always read Postgres. */
   artifactDir?: string;
+  /** The process's artifact files (primary on the embedded store); takes precedence over `artifactDir`. */
+  artifacts?: ArtifactCache;
 }
 
 interface Entry {
@@ -43,7 +45,13 @@ interface Entry {
   watermark: string;
   checkedAt: number;
   refreshing: boolean;
+  /** The snapshot's bytes() when last counted (its derived state grows as it serves). */
+  bytes: number;
+  countedAt: number;
 }
+
+/** How often a served snapshot's size is counted again (its caches fill between two counts). */
+const RECOUNT_MS = 1000;
 
 const ERASURE_MEMORY_MS = 10 * 60_000;
 
@@ -63,12 +71,10 @@ export class SnapshotRegistry {
 
   constructor(private readonly options: SnapshotRegistryOptions) {
     this.artifacts =
-      options.artifactDir === undefined ? undefined : new ArtifactCache(options.artifactDir, options.logger);
-  }
-
-  /** Keeps a local copy of an artifact this process just stored, so its own snapshot swap skips Postgres. */
-  async rememberArtifact(accountId: number, modelId: number, bytes: Uint8Array): Promise<void> {
-    await this.artifacts?.write(accountId, modelId, bytes);
+      options.artifacts ??
+      (options.artifactDir === undefined
+        ? undefined
+        : new ArtifactCache(options.artifactDir, options.logger));
   }
 
   async start(): Promise<void> {
@@ -231,38 +237,54 @@ export class SnapshotRegistry {
       checkedAt: Date.now(),
       refreshing: false,
     });
-    // Loading went through the artifact's bytes (hundreds of MB for a large catalogue) that nothing holds
-    // any more, and may have replaced a snapshot: one full collection now returns that memory at once
-    // instead of whenever the heap next grows (tens of ms, once per load).
-    Bun.gc(true);
+    // No forced collection here: the artifact's bytes never reached this thread (a worker decoded them), and
+    // a full collection of a large heap would hold every request for tens to hundreds of ms.
     this.options.logger.info("snapshot loaded", {
       accountId,
       modelId: row.id,
-      bytes: built.snapshot.bytes,
+      bytes: built.snapshot.bytes(),
       ms: Date.now() - startedAt,
     });
     return built.snapshot;
   }
 
-  private install(accountId: number, entry: Entry): void {
+  private install(accountId: number, entry: Omit<Entry, "bytes" | "countedAt">): void {
     const previous = this.entries.get(accountId);
     if (previous !== undefined) this.remove(accountId, previous);
-    this.entries.set(accountId, entry);
+    const installed: Entry = { ...entry, bytes: entry.snapshot.bytes(), countedAt: Date.now() };
+    this.entries.set(accountId, installed);
     this.absent.delete(accountId);
-    this.totalBytes += entry.snapshot.bytes;
-    this.options.metrics?.setSnapshotBytes(accountId, entry.snapshot.bytes);
-    // Oldest first; the snapshot just installed stays even when it alone exceeds the bound.
+    this.totalBytes += installed.bytes;
+    this.options.metrics?.setSnapshotBytes(accountId, installed.bytes);
+    this.bound(accountId);
+  }
+
+  /** Evicts least recently used snapshots, oldest first, until the total fits; `keep` stays even when alone too big. */
+  private bound(keep: number): void {
     for (const [id, e] of this.entries) {
-      if (this.totalBytes <= this.options.maxBytes || id === accountId) break;
+      if (this.totalBytes <= this.options.maxBytes || id === keep) break;
       this.remove(id, e);
-      this.options.logger.info("snapshot evicted (memory bound)", { accountId: id, bytes: e.snapshot.bytes });
+      this.options.logger.info("snapshot evicted (memory bound)", { accountId: id, bytes: e.bytes });
     }
+  }
+
+  /** Counts a served snapshot again (its derived state grows as it serves) and keeps the total bounded. */
+  private recount(accountId: number, entry: Entry): void {
+    const now = Date.now();
+    if (now - entry.countedAt < RECOUNT_MS) return;
+    entry.countedAt = now;
+    const bytes = entry.snapshot.bytes();
+    if (bytes === entry.bytes) return;
+    this.totalBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    this.options.metrics?.setSnapshotBytes(accountId, bytes);
+    this.bound(accountId);
   }
 
   private remove(accountId: number, entry: Entry): void {
     if (this.entries.get(accountId) !== entry) return;
     this.entries.delete(accountId);
-    this.totalBytes -= entry.snapshot.bytes;
+    this.totalBytes -= entry.bytes;
     this.options.metrics?.setSnapshotBytes(accountId, 0);
   }
 
@@ -270,6 +292,7 @@ export class SnapshotRegistry {
     // Map order is the LRU order: re-inserting moves the account to the most recently used end.
     this.entries.delete(accountId);
     this.entries.set(accountId, entry);
+    this.recount(accountId, entry);
     const due = Date.now() - entry.checkedAt >= (this.options.productRefreshMs ?? 5000);
     if (due && !entry.refreshing && !this.stopped) void this.refresh(entry);
   }

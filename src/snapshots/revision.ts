@@ -1,16 +1,14 @@
 /**
- * A counter per snapshot that moves whenever its item arrays are written in place (freshness refresh,
- * in-process deletion), so serving caches derived from those arrays (eligibility masks, category orders)
- * know when to rebuild without comparing the arrays themselves.
+ * The items revision of a snapshot (see DerivedState): moves whenever its item arrays are written in place,
+ * so serving caches derived from those arrays (eligibility masks, category orders) know when to rebuild
+ * without comparing the arrays themselves.
  */
 import type { Snapshot } from "./types";
 
-const revisions = new WeakMap<Snapshot, number>();
-
 export function itemsRevision(snapshot: Snapshot): number {
-  return revisions.get(snapshot) ?? 0;
+  return snapshot.derived.itemsRevision();
 }
 
 export function bumpItemsRevision(snapshot: Snapshot): void {
-  revisions.set(snapshot, (revisions.get(snapshot) ?? 0) + 1);
+  snapshot.derived.bumpItemsRevision();
 }

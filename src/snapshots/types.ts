@@ -20,6 +20,7 @@
  *   it at the next training.
  */
 import type { EngineModel } from "../training/engine-api";
+import type { DerivedState } from "./derived-state";
 
 export interface SnapshotItems {
   /** Number of items; dense item index i is in [0, count) and matches the engine model's item index. */
@@ -78,8 +79,13 @@ export interface Snapshot {
   readonly model: EngineModel;
   readonly items: SnapshotItems;
   readonly users: SnapshotUsers;
-  /** Estimated resident bytes (artifact bytes + item/user tables): what the LRU bound counts. */
-  readonly bytes: number;
+  /** What serving derives from this snapshot (views, masks, orders, similar lists): owned and counted here. */
+  readonly derived: DerivedState;
+  /**
+   * Estimated resident bytes: the model's arrays and HNSW indexes, the item/user tables and all derived
+   * state. What the registry's LRU bound counts; it grows as serving fills the snapshot's caches.
+   */
+  bytes(): number;
 }
 
 /** What a training run stores next to the engine model bytes so that a snapshot can be rebuilt anywhere. */

@@ -4,14 +4,11 @@
  * so it stays free of database code.
  */
 import {
-  type AnnFiles,
   deserializeModel,
-  detachFromArtifact,
   evaluateConfiguration,
   type Interactions,
   type ItemMeta,
   type Model,
-  modelArrayBytes,
   type ProgressFn,
   serializeModel,
   type TrainOptions,
@@ -68,7 +65,7 @@ export function runEngineTraining(
   options: TrainOptions,
   published: PublishedConfiguration | null,
   onProgress: ProgressFn,
-): Omit<TrainResult, "type"> {
+): Omit<TrainResult, "type" | "artifact" | "engineBytes"> & { engineBytes: Uint8Array } {
   const share = published === null ? 1 : 0.85;
   const trained = trainModel({ events, items }, options, (stage, pct) => onProgress(stage, pct * share));
   const metrics = rankingFigures(trained.metrics);
@@ -137,14 +134,4 @@ function rankingFigures(m: ReturnType<typeof trainModel>["metrics"]): RankingFig
 
 export function deserializeEngineModel(bytes: Uint8Array): Model {
   return deserializeModel(bytes);
-}
-
-/**
- * A published model for serving, with the bytes it holds in memory (its arrays and its HNSW indexes, which
- * hnswlib keeps once loaded); the artifact's buffer is not retained (see detachFromArtifact).
- */
-export function loadServingModel(bytes: Uint8Array, annFiles?: AnnFiles): { model: Model; bytes: number } {
-  const model = deserializeModel(bytes);
-  const inMemory = modelArrayBytes(model);
-  return { model: detachFromArtifact(model, annFiles), bytes: inMemory };
 }

@@ -11,13 +11,13 @@ import type { Metrics } from "../http/metrics";
 import type { ClaimedJob } from "../jobs/row-queue";
 import type { JobRunContext } from "../jobs/runner";
 import type { Logger } from "../shared/logger";
+import type { ArtifactCache } from "../snapshots/artifact-cache";
 import {
   MODEL_PUBLISHED_CHANNEL,
   type ModelPublishedEvent,
   type SnapshotRegistry,
 } from "../snapshots/registry";
 import { toEngineOptions } from "./engine-api";
-import { encodeEnvelope } from "./envelope";
 import { loadTrainingData } from "./load-data";
 import { ProgressWriter } from "./progress";
 import { ClaimLostError, storeModel } from "./store-model";
@@ -27,6 +27,11 @@ export interface TrainingDeps {
   readonly database: Database;
   readonly logger: Logger;
   readonly snapshots: SnapshotRegistry;
+  /**
+   * Artifact files under DATA_DIR: the artifacts themselves on the embedded store (`primary`), local copies
+   * on Postgres. Absent: artifacts are stored in the database only.
+   */
+  readonly artifacts?: ArtifactCache;
   readonly metrics?: Pick<Metrics, "observeTraining" | "trainingFailed">;
 }
 
@@ -71,6 +76,12 @@ export async function runTrainingJob(
     .orderBy(desc(models.id))
     .limit(1);
 
+  // The worker encodes the artifact and writes it to a staging file: on the embedded store that file is the
+  // only copy (nothing of its size goes through PGlite, which runs on this thread), on Postgres it becomes
+  // this process's local copy while the bytes also come back for the database.
+  const files = deps.artifacts;
+  const staging = files === undefined ? null : await files.stagingPath(job.accountId, job.id);
+  const keepBytes = files?.primary !== true;
   let result: Awaited<ReturnType<typeof trainInWorker>>;
   try {
     result = await trainInWorker(
@@ -80,62 +91,79 @@ export async function runTrainingJob(
         items: data.items,
         options: toEngineOptions(row.options),
         published: published ?? null,
+        artifact: {
+          ids: {
+            productIds: data.productIds,
+            externalIds: data.externalIds,
+            endUserIds: data.endUserIds,
+            meanRating: data.meanRating,
+            ratingCount: data.ratingCount,
+          },
+          path: staging,
+          keepBytes,
+        },
       },
       (stage, percent) => progress.update(stage, 10 + Math.floor(0.8 * Math.min(100, Math.max(0, percent)))),
       context.signal,
     );
   } catch (error) {
+    if (staging !== null) await files?.discard(staging);
     if (error instanceof TrainingAbortedError) return;
     if (error instanceof TrainingDataError) return failJob(deps, job, context, error.message);
     throw error;
   }
-  if (context.signal.aborted) return;
-
-  await progress.update("storing", 92, { force: true });
-  progress.close();
-  const artifact = encodeEnvelope({
-    engineBytes: result.engineBytes,
-    productIds: data.productIds,
-    externalIds: data.externalIds,
-    endUserIds: data.endUserIds,
-    meanRating: data.meanRating,
-    ratingCount: data.ratingCount,
-  });
-  let stored: Awaited<ReturnType<typeof storeModel>>;
+  const artifact = result.artifact;
   try {
-    stored = await storeModel(database, {
-      jobId: job.id,
-      accountId: job.accountId,
-      workerId: context.workerId,
-      artifact,
-      result,
-      counts,
-    });
-  } catch (error) {
-    if (error instanceof ClaimLostError) {
-      log.warn("training finished after its claim was lost; result discarded");
-      return;
+    if (context.signal.aborted || artifact === null) return;
+    await progress.update("storing", 92, { force: true });
+    progress.close();
+    let stored: Awaited<ReturnType<typeof storeModel>>;
+    try {
+      stored = await storeModel(
+        database,
+        { jobId: job.id, accountId: job.accountId, workerId: context.workerId, artifact, result, counts },
+        files,
+      );
+    } catch (error) {
+      if (error instanceof ClaimLostError) {
+        log.warn("training finished after its claim was lost; result discarded");
+        return;
+      }
+      throw error;
     }
-    throw error;
+    await announce(deps, job, stored, startedAt, artifact.length, result.trainingSeconds);
+  } finally {
+    // Renamed into place when stored; still here when the run ended without a model.
+    if (staging !== null) await files?.discard(staging);
   }
+}
+
+async function announce(
+  deps: TrainingDeps,
+  job: ClaimedJob,
+  stored: Awaited<ReturnType<typeof storeModel>>,
+  startedAt: number,
+  artifactBytes: number,
+  trainingSeconds: number,
+): Promise<void> {
+  const log = deps.logger.child({ trainingJobId: job.id, accountId: job.accountId });
   deps.metrics?.observeTraining((performance.now() - startedAt) / 1000);
   log.info("training job completed", {
     modelId: stored.modelId,
     published: stored.decision.published,
     reason: stored.decision.reason,
-    artifactBytes: artifact.length,
-    trainingSeconds: result.trainingSeconds,
+    artifactBytes,
+    trainingSeconds,
   });
+  void deps.artifacts?.settleAccount(job.accountId, stored.decision.published ? stored.modelId : null);
   if (stored.decision.published) {
     const event: ModelPublishedEvent = { accountId: job.accountId, modelId: stored.modelId };
     // The job is finished: what follows must not hold up run()'s return (the runner would otherwise see the
-    // completed row as a lost claim). NOTIFY reaches every process on the database; this process swaps once
-    // its local copy of the artifact is written, so it need not read the bytes back from the database. Both
-    // paths are idempotent per model id.
-    void deps.snapshots
-      .rememberArtifact(job.accountId, stored.modelId, artifact)
-      .then(() => deps.snapshots.onModelPublished(event));
-    await database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {
+    // completed row as a lost claim). NOTIFY reaches every process on the database; this process swaps from
+    // the file its worker wrote, so it need not read the bytes back from the database. Both paths are
+    // idempotent per model id.
+    void deps.snapshots.onModelPublished(event);
+    await deps.database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {
       log.warn("could not NOTIFY the publication", { error });
     });
   }

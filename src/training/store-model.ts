@@ -1,13 +1,15 @@
 /**
- * Stores a finished run and decides its publication in one transaction: the model row, its artifact chunks,
- * the publication flag and the job's terminal state commit together, so there is never a model without its
- * bytes, a published model whose job still looks unfinished, or two published models. A per-account
+ * Stores a finished run and decides its publication in one transaction: the model row, its artifact (chunks
+ * on Postgres, a file renamed into place on the embedded store), the publication flag and the job's
+ * terminal state commit together, so there is never a model without its bytes, a published model whose job
+ * still looks unfinished, or two published models. A per-account
  * advisory lock serialises two runs of one account finishing at once (in any process), so each compares
  * against the model that is really published at that moment.
  */
 import { and, desc, eq, ne, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { models, trainingJobs } from "../db/schema";
+import type { ArtifactCache } from "../snapshots/artifact-cache";
 import { writeArtifact } from "./artifact-store";
 import { decidePublication, type PublicationDecision } from "./decide";
 import type { RankingFigures, TrainResult } from "./worker-protocol";
@@ -20,9 +22,19 @@ export interface StoreModelInput {
   jobId: number;
   accountId: number;
   workerId: string;
-  artifact: Uint8Array;
+  artifact: StagedArtifact;
   result: TrainResult;
   counts: { users: number; items: number; interactions: number };
+}
+
+/**
+ * A run's artifact before the model has an id: its bytes (written into the database) and/or the file the
+ * training worker wrote (renamed to the model's name under `files`).
+ */
+export interface StagedArtifact {
+  readonly bytes: Uint8Array | null;
+  readonly length: number;
+  readonly path: string | null;
 }
 
 export interface StoredModel {
@@ -30,7 +42,39 @@ export interface StoredModel {
   decision: PublicationDecision;
 }
 
-export async function storeModel(database: Database, input: StoreModelInput): Promise<StoredModel> {
+/**
+ * With `files`, a staged file becomes the model's file inside the transaction, before it commits: on the
+ * embedded store (primary files) that file is the artifact, so a committed model row always has it; a
+ * rolled-back row leaves its file behind only until it is removed here.
+ */
+export async function storeModel(
+  database: Database,
+  input: StoreModelInput,
+  files?: ArtifactCache,
+): Promise<StoredModel> {
+  const { accountId, artifact } = input;
+  if (artifact.bytes === null && (files?.primary !== true || artifact.path === null)) {
+    throw new Error("the model's artifact has nowhere to be stored");
+  }
+  let adopted: number | undefined;
+  try {
+    return await storeInTransaction(database, input, async (modelId) => {
+      if (artifact.path !== null && files !== undefined) {
+        adopted = modelId;
+        await files.adopt(artifact.path, accountId, modelId);
+      }
+    });
+  } catch (error) {
+    if (adopted !== undefined) await files?.discard(accountId, adopted);
+    throw error;
+  }
+}
+
+async function storeInTransaction(
+  database: Database,
+  input: StoreModelInput,
+  placeFile: (modelId: number) => Promise<void>,
+): Promise<StoredModel> {
   const { accountId, result } = input;
   return database.db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('training-publish'), ${accountId})`);
@@ -63,7 +107,8 @@ export async function storeModel(database: Database, input: StoreModelInput): Pr
       })
       .returning({ id: models.id });
     const modelId = model!.id;
-    await writeArtifact(tx, { accountId, modelId }, input.artifact);
+    if (input.artifact.bytes !== null) await writeArtifact(tx, { accountId, modelId }, input.artifact.bytes);
+    await placeFile(modelId);
     if (decision.published) {
       await tx
         .update(models)

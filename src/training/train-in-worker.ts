@@ -3,7 +3,13 @@
  * request's typed arrays are transferred (moved, not copied); the worker is terminated when the run ends,
  * fails or is aborted, so a stopped job leaves no thread behind.
  */
-import { type TrainRequest, type TrainResult, transferList, type WorkerMessage } from "./worker-protocol";
+import {
+  type ItemsMessage,
+  type TrainRequest,
+  type TrainResult,
+  transferList,
+  type WorkerMessage,
+} from "./worker-protocol";
 
 /** The engine refused this data or these options; it is deterministic, so retrying will not help. */
 export class TrainingDataError extends Error {
@@ -52,6 +58,24 @@ export function trainInWorker(
     worker.addEventListener("close", () => {
       finish(() => reject(new Error("training worker exited before finishing")));
     });
-    worker.postMessage(request, transferList(request));
+    void post(worker, request, () => settled);
   });
+}
+
+/** Items per message: cloning 100k item records at once held the serving thread for seconds. */
+const ITEM_SLICE = 2_000;
+
+/**
+ * Sends the item records in slices, a turn of the event loop apart, then the request itself (its typed
+ * arrays moved, not copied), so no single clone holds the thread that answers requests for long.
+ */
+async function post(worker: Worker, request: TrainRequest, stopped: () => boolean): Promise<void> {
+  for (let at = 0; at < request.items.length; at += ITEM_SLICE) {
+    if (stopped()) return;
+    const message: ItemsMessage = { type: "items", items: request.items.slice(at, at + ITEM_SLICE) };
+    worker.postMessage(message);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (stopped()) return;
+  worker.postMessage({ ...request, items: [] }, transferList(request));
 }

@@ -8,6 +8,35 @@ export interface TrainRequest {
   readonly options: EngineTrainOptions;
   /** The account's published model, whose configuration is refit on this run's split for a fair comparison. */
   readonly published: PublishedConfiguration | null;
+  /**
+   * What the worker does with the artifact it encodes (the model wrapped with these id maps): write it to
+   * `path` (where the main thread picks it up by renaming it) and/or send its bytes back (`keepBytes`, for
+   * a store that writes them into the database). Without `artifact` the bytes are sent back.
+   */
+  readonly artifact?: ArtifactOrder;
+}
+
+/** Item records sent ahead of a request (in slices); the request then comes with no items of its own. */
+export interface ItemsMessage {
+  readonly type: "items";
+  readonly items: EngineItemMeta[];
+}
+
+export interface ArtifactOrder {
+  readonly ids: ArtifactIds;
+  /** Where to write the artifact; null: nowhere. */
+  readonly path: string | null;
+  /** Send the bytes back too; when false, a failed write fails the run (the file is the only copy). */
+  readonly keepBytes: boolean;
+}
+
+/** The id maps stored beside the engine model (see ArtifactEnvelope). */
+export interface ArtifactIds {
+  readonly productIds: Float64Array;
+  readonly externalIds: readonly string[];
+  readonly endUserIds: Float64Array;
+  readonly meanRating: Float32Array;
+  readonly ratingCount: Int32Array;
 }
 
 export interface PublishedConfiguration {
@@ -37,7 +66,14 @@ export interface BaselineOutcome {
 
 export interface TrainResult {
   readonly type: "done";
-  readonly engineBytes: Uint8Array;
+  /** The engine model's bytes, sent back when the request had no artifact order. */
+  readonly engineBytes: Uint8Array | null;
+  /** The encoded artifact: its size, the file it was written to, its bytes when asked for. */
+  readonly artifact: {
+    readonly bytes: Uint8Array | null;
+    readonly length: number;
+    readonly path: string | null;
+  } | null;
   readonly algorithm: string;
   readonly params: Record<string, unknown>;
   readonly trainingSeconds: number;
@@ -60,5 +96,9 @@ export function transferList(request: TrainRequest): ArrayBuffer[] {
   };
   const e = request.events;
   for (const column of [e.user, e.item, e.type, e.value, e.ts, e.session]) add(column);
+  const ids = request.artifact?.ids;
+  if (ids !== undefined) {
+    for (const column of [ids.productIds, ids.endUserIds, ids.meanRating, ids.ratingCount]) add(column);
+  }
   return [...buffers];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { ingestionQueue } from "../../src/modules/ingestion/process";
-import { createTestContext, sharedTestContext, type TestContext } from "../helpers/context";
+import { sharedTestContext, type TestContext } from "../helpers/context";
 import { registerTenant } from "../helpers/tenant";
 
 async function finished(ctx: TestContext, apiKey: string, jobId: number) {
@@ -81,38 +81,38 @@ describe("erasure leaves no external id in ingestion jobs", () => {
   });
 
   test("a job that fails for good drops its stored request; erasure clears one left on a finished job", async () => {
-    // No job workers: the job stays queued until the test claims it itself.
-    const ctx = await createTestContext({ JOB_CONCURRENCY: "0" });
-    try {
-      const { apiKey, accountId } = await registerTenant(ctx);
-      await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: "victim" } });
-      const body = { users: [{ externalId: "victim", attributes: { city: "Springfield" } }] };
-      const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", { apiKey, body });
-      expect(accepted.status).toBe(202);
-      const payloadOf = async (id: number) =>
-        (
-          await ctx.deps.database.rows<{ payload: unknown; status: string }>(
-            sql`select payload, status from ingestion_jobs where id = ${id}`,
-          )
-        )[0]!;
-      expect((await payloadOf(accepted.body.jobId)).payload).not.toBeNull();
-      const job = await ingestionQueue.claimNext(ctx.deps.database, "test-worker");
-      expect(job?.id).toBe(accepted.body.jobId);
-      await ingestionQueue.fail(ctx.deps.database, job!, "test-worker", "a test failure");
-      expect(await payloadOf(accepted.body.jobId)).toEqual({ payload: null, status: "failed" });
+    const ctx = await sharedTestContext();
+    const { apiKey, accountId } = await registerTenant(ctx);
+    await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: "victim" } });
+    const body = { users: [{ externalId: "victim", attributes: { city: "Springfield" } }] };
+    // A job a worker holds (claimed by this test, so no other worker of the shared store takes it).
+    const [row] = await ctx.deps.database.rows<{ id: number }>(
+      sql`insert into ingestion_jobs (account_id, task_id, status, payload, total_users, claimed_by, heartbeat_at, attempts)
+          values (${accountId}, ${crypto.randomUUID()}, 'processing', ${JSON.stringify(body)}::jsonb, 1,
+                  'test-worker', now(), 1)
+          returning id::int as id`,
+    );
+    const jobId = row!.id;
+    const payloadOf = async () =>
+      (
+        await ctx.deps.database.rows<{ payload: unknown; status: string }>(
+          sql`select payload, status from ingestion_jobs where id = ${jobId}`,
+        )
+      )[0]!;
+    expect((await payloadOf()).payload).not.toBeNull();
+    await ingestionQueue.fail(
+      ctx.deps.database,
+      { id: jobId, accountId, attempts: 1 },
+      "test-worker",
+      "a test failure",
+    );
+    expect(await payloadOf()).toEqual({ payload: null, status: "failed" });
 
-      // A finished job still holding a request (as rows written by older versions do) is cleared too.
-      await ctx.deps.database.rows(
-        sql`update ingestion_jobs set payload = ${JSON.stringify(body)}::jsonb where id = ${accepted.body.jobId}`,
-      );
-      expect((await ctx.request("DELETE", "/api/v1/end-users/external/victim", { apiKey })).status).toBe(200);
-      expect((await payloadOf(accepted.body.jobId)).payload).toBeNull();
-      const [raw] = await ctx.deps.database.rows<{ n: number }>(
-        sql`select count(*)::int as n from ingestion_jobs where account_id = ${accountId} and payload is not null`,
-      );
-      expect(raw!.n).toBe(0);
-    } finally {
-      await ctx.close();
-    }
+    // A finished job still holding a request (as rows written by older versions do) is cleared too.
+    await ctx.deps.database.rows(
+      sql`update ingestion_jobs set payload = ${JSON.stringify(body)}::jsonb where id = ${jobId}`,
+    );
+    expect((await ctx.request("DELETE", "/api/v1/end-users/external/victim", { apiKey })).status).toBe(200);
+    expect((await payloadOf()).payload).toBeNull();
   });
 });

@@ -22,6 +22,7 @@ const PRODUCED_ELSEWHERE: Record<string, string> = {
   "POST /api/v1/billing/create-checkout-session CONFLICT": "needs an active paid subscription",
   "POST /api/v1/billing/create-subscription-session CONFLICT": "needs an active paid subscription",
   "POST /api/v1/billing/webhook/:provider CONFLICT": "needs a session whose reference the event contradicts",
+  "POST /api/v1/auth/register RATE_LIMITED": "test/identity/abuse.test.ts (SIGNUP_LIMIT_PER_HOUR)",
   "POST /api/v1/billing/create-checkout-session BILLING_NOT_CONFIGURED":
     "test/billing/hardening.test.ts (no PAYMENT_PROVIDER)",
   "POST /api/v1/billing/create-subscription-session BILLING_NOT_CONFIGURED":

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import openapiTS, { astToString } from "openapi-typescript";
 import { OPENAPI_PATH } from "../../src/app";
 import { sharedTestContext } from "../helpers/context";
 
@@ -59,6 +60,18 @@ describe("the OpenAPI document", () => {
     const page = doc.paths["/api/v1/products/"].get.responses["200"].content["application/json"].schema;
     for (const field of ["total", "skip", "limit"]) expect(page.properties[field].type).toBe("integer");
   });
+
+  test("a client generated with openapi-typescript types integers as number, never string | number", async () => {
+    const doc = await document();
+    const types = astToString(await openapiTS(structuredClone(doc) as Parameters<typeof openapiTS>[0]));
+    // Every pagination envelope's `total` (products, end users, interactions, recommendations...).
+    const totals = [...types.matchAll(/^\s+total: (.+);$/gm)].map((match) => match[1]);
+    expect(totals.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(totals)).toEqual(new Set(["number"]));
+    // The one field that really takes either is the payment provider's event id (webhook).
+    const loose = [...types.matchAll(/^\s+(\w+)\??: string \| number;$/gm)].map((match) => match[1]);
+    expect(new Set(loose)).toEqual(new Set(["id"]));
+  }, 60_000);
 
   test("category and similar listings: skip and limit are integers with their defaults", async () => {
     const doc = await document();

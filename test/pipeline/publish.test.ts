@@ -157,8 +157,9 @@ describe("publication through the API", () => {
     expect(decision?.publishedNdcgAt10).toBeCloseTo(first.metrics?.ndcgAt10 as number, 6);
     expect(decision!.newNdcgAt10!).toBeLessThan(decision!.publishedNdcgAt10!);
     expect(decision?.reason).toContain("kept the published model");
+    // The status shows the latest completed training, and that it was kept back.
     const status = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
-    expect(status.body.modelId).toBe(firstModel);
+    expect(status.body).toMatchObject({ modelId: worse.modelId, published: false });
   }, 120_000);
 
   test("params that cannot be reproduced fall back to the stored figure (reason says so); a model at least as good replaces it", async () => {
@@ -189,7 +190,7 @@ describe("publication through the API", () => {
       "cannot be reproduced",
     );
     const status = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
-    expect(status.body.modelId).toBe(firstModel);
+    expect(status.body).toMatchObject({ modelId: worse.modelId, published: false });
     const listed = await ctx.request("GET", "/api/v1/pipeline/models", { apiKey: tenant.apiKey });
     expect(
       listed.body.map((m: { modelId: number; isPublished: boolean }) => [m.modelId, m.isPublished]),
@@ -209,7 +210,12 @@ describe("publication through the API", () => {
       previousModelId: firstModel,
     });
     const after = await ctx.request("GET", "/api/v1/pipeline/status", { apiKey: tenant.apiKey });
-    expect(after.body).toMatchObject({ modelId: better.modelId, version: 3, isPublished: true });
+    expect(after.body).toMatchObject({
+      modelId: better.modelId,
+      version: 3,
+      isPublished: true,
+      published: true,
+    });
     const published = await ctx.deps.database.rows<{ n: number }>(
       sql`select count(*)::int as n from models where account_id = ${tenant.accountId} and is_published`,
     );

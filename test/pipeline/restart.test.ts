@@ -72,6 +72,41 @@ async function simulateCrashedClaim(ctx: TestContext, jobId: number, attempts: n
 }
 
 describe("training jobs across restarts", () => {
+  test("a restarted service loads the published model and serves it", async () => {
+    const dataDir = makeTempDir("rs-restart-");
+    const first = await openService(dataDir, { JOB_CONCURRENCY: "1" });
+    const tenant = await registerTenant(first);
+    await generateTenant(first, tenant.accountId);
+    let modelId: number;
+    try {
+      const accepted = await first.request("POST", "/api/v1/pipeline/train", {
+        apiKey: tenant.apiKey,
+        body: FAST_TRAINING,
+      });
+      const job = await waitForJob(first, tenant.apiKey, accepted.body.jobId);
+      expect(job.status).toBe("completed");
+      modelId = job.modelId!;
+    } finally {
+      await first.close();
+    }
+    // On Postgres the next process has a data directory of its own (no local copy: the artifact comes from
+    // the database); on the embedded store the data directory is the store, artifact files included.
+    const second = await openService(usingPostgres() ? makeTempDir("rs-restart-") : dataDir, {
+      JOB_CONCURRENCY: "0",
+    });
+    try {
+      expect((await second.deps.snapshots.getSnapshot(tenant.accountId))?.modelId).toBe(modelId);
+      const answer = await second.request("POST", "/api/v1/recommendations/personalized/query", {
+        apiKey: tenant.apiKey,
+        body: { external_user_id: "u-1", limit: 5 },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.body.items.length).toBe(5);
+    } finally {
+      await second.close();
+    }
+  }, 180_000);
+
   test("a job whose process died mid-training is finished by the next service on the same store", async () => {
     const dataDir = makeTempDir("rs-restart-");
     const first = await openService(dataDir, { JOB_CONCURRENCY: "0" });
@@ -158,11 +193,12 @@ describe("claims", () => {
         jobId: accepted.body.jobId,
         accountId: tenant.accountId,
         workerId: "worker-old",
-        artifact: new Uint8Array(16),
+        artifact: { bytes: new Uint8Array(16), length: 16, path: null },
         counts: { users: 1, items: 1, interactions: 1 },
         result: {
           type: "done",
-          engineBytes: new Uint8Array(0),
+          engineBytes: null,
+          artifact: null,
           algorithm: "als",
           params: {},
           trainingSeconds: 0.1,

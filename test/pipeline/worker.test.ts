@@ -48,7 +48,7 @@ describe("training worker", () => {
     for (const [, percent] of stages) expect(percent).toBeGreaterThanOrEqual(0);
     expect(result.metrics.evaluatedUsers).toBeGreaterThan(0);
     expect(result.trainingSeconds).toBeGreaterThan(0);
-    expect(deserializeEngineModel(result.engineBytes).nItems).toBe(20);
+    expect(deserializeEngineModel(result.engineBytes!).nItems).toBe(20);
   }, 120_000);
 
   test("aborting a run terminates the worker and rejects with TrainingAbortedError", async () => {

@@ -116,6 +116,8 @@ describe("GET /api/v1/usage/", () => {
       { start_date: "yesterday" },
       { start_date: "2024-03-05T00:00:00Z", end_date: "2024-03-01T00:00:00Z" },
       { start_date: "2020-01-01T00:00:00Z", end_date: "2024-01-01T00:00:00Z" },
+      { start_date: "0000-01-01T00:00:00Z", end_date: "0000-01-02T00:00:00Z" },
+      { start_date: "-271821-04-20T00:00:00Z" },
     ]) {
       const res = await ctx.request("GET", "/api/v1/usage/", { apiKey: tenant.apiKey, query });
       expect(res.status).toBe(422);

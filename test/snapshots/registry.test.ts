@@ -6,7 +6,7 @@ import { createLogger } from "../../src/shared/logger";
 import { productsWatermark, refreshProducts } from "../../src/snapshots/freshness";
 import { SnapshotRegistry } from "../../src/snapshots/registry";
 import { itemsRevision } from "../../src/snapshots/revision";
-import { sharedTestContext, type TestContext } from "../helpers/context";
+import { sharedTestContext, type TestContext, usingPostgres } from "../helpers/context";
 import { makeTempDir } from "../helpers/temp-dirs";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -36,7 +36,12 @@ describe("snapshot registry", () => {
   test("loads lazily from the stored artifact (as after a restart); peek returns the same reference", async () => {
     const ctx = await sharedTestContext();
     const { tenant, modelId } = await trainedTenant(ctx);
-    const fresh = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
+    const fresh = new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      artifacts: ctx.deps.artifacts,
+    });
     expect(fresh.peekSnapshot(tenant.accountId)).toBeUndefined();
     const snapshot = await fresh.getSnapshot(tenant.accountId);
     expect(snapshot).toMatchObject({ accountId: tenant.accountId, modelId, version: 1 });
@@ -51,11 +56,37 @@ describe("snapshot registry", () => {
     expect(items.inStock[i]).toBe(1);
     expect(items.deleted[i]).toBe(0);
     expect(snapshot!.model.nItems).toBe(items.count);
-    expect(snapshot!.bytes).toBeGreaterThan(0);
-    expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes });
+    expect(snapshot!.bytes()).toBeGreaterThan(0);
+    expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes() });
+  }, 120_000);
+
+  test("on the embedded store the artifact is a file under DATA_DIR; the database holds only the model row", async () => {
+    if (usingPostgres()) return;
+    const ctx = await sharedTestContext();
+    const { tenant, modelId } = await trainedTenant(ctx);
+    const [row] = await ctx.deps.database.rows<{ bytes: number; chunks: number }>(sql`
+      select m.artifact_bytes as bytes,
+        (select count(*)::int from model_artifact_chunks c where c.model_id = m.id) as chunks
+      from models m where m.id = ${modelId}`);
+    expect(row?.chunks).toBe(0);
+    const file = join(ctx.deps.config.dataDir, "artifacts", `${tenant.accountId}-${modelId}.artifact`);
+    expect(Bun.file(file).size).toBe(Number(row?.bytes));
+    // No staging file is left behind by the run.
+    expect(readdirSync(join(ctx.deps.config.dataDir, "artifacts")).filter((f) => f.endsWith(".tmp"))).toEqual(
+      [],
+    );
+    const loaded = await new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      artifacts: ctx.deps.artifacts,
+    }).getSnapshot(tenant.accountId);
+    expect(loaded?.modelId).toBe(modelId);
   }, 120_000);
 
   test("after a restart the artifact comes from the local disk copy; a damaged copy falls back to the database", async () => {
+    // On the embedded store the file is the only copy (see the test above): nothing to fall back to.
+    if (!usingPostgres()) return;
     const ctx = await sharedTestContext();
     const { tenant, modelId } = await trainedTenant(ctx);
     const artifactDir = makeTempDir("rs-artifacts-");
@@ -96,12 +127,18 @@ describe("snapshot registry", () => {
     const ctx = await sharedTestContext();
     const a = await trainedTenant(ctx);
     const b = await trainedTenant(ctx);
-    const probe = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
-    const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes;
+    const probe = new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      artifacts: ctx.deps.artifacts,
+    });
+    const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes();
     const bounded = new SnapshotRegistry({
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: size + size / 2,
+      artifacts: ctx.deps.artifacts,
     });
     await bounded.getSnapshot(a.tenant.accountId);
     await bounded.getSnapshot(b.tenant.accountId);
@@ -130,6 +167,7 @@ describe("snapshot registry", () => {
       logger: quiet,
       maxBytes: 1 << 30,
       productRefreshMs: 0,
+      artifacts: ctx.deps.artifacts,
     });
     const snapshot = (await registry.getSnapshot(tenant.accountId))!;
     const i = snapshot.items.indexByExternalId.get("p-2-1")!;
@@ -166,7 +204,12 @@ describe("snapshot registry", () => {
     ctx.deps.snapshots.evictEndUser(tenant.accountId, "u-2");
     expect(snapshot.users.indexByExternalId.has("u-2")).toBe(false);
     // A snapshot loaded later from the same artifact does not map the erased user either.
-    const fresh = new SnapshotRegistry({ database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30 });
+    const fresh = new SnapshotRegistry({
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      artifacts: ctx.deps.artifacts,
+    });
     const reloaded = (await fresh.getSnapshot(tenant.accountId))!;
     expect(reloaded.users.indexByExternalId.has("u-1")).toBe(false);
     expect(reloaded.users.indexByExternalId.has("u-3")).toBe(true);

@@ -12,7 +12,8 @@
  * when the process dies is not credited; the interactions themselves are stored either way.
  *
  * Like the log queue, a write holds the account's recommendation-log lock shared and credits only end users
- * that still exist, and an erasure holds it exclusively: no attribution outlives its end user.
+ * that still exist, and an erasure holds it exclusively: no attribution outlives its end user. The same
+ * statement adds what it credited to the daily metrics (recommendation_daily_metrics).
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
@@ -33,6 +34,15 @@ const FLUSH_INTERVAL_MS = 1000;
 const RETRY_FOR_MS = 10_000;
 const MAX_BATCH = 5000;
 const MAX_QUEUED = 50_000;
+
+/**
+ * What a set of attribution rows adds to the daily metrics, as select-list items over `interaction_type` and
+ * `revenue` (also what erasing them subtracts: the same expression, so the sums cancel exactly).
+ */
+export const ATTRIBUTION_SUMS = sql.raw(`count(*) filter (where interaction_type = 'CLICK'),
+  count(*) filter (where interaction_type = 'CART'),
+  count(*) filter (where interaction_type = 'PURCHASE'),
+  coalesce(sum(revenue::numeric), 0), coalesce(sum(revenue::numeric * revenue::numeric), 0)`);
 
 interface PendingAttribution {
   accountId: number;
@@ -154,8 +164,9 @@ export class AttributionQueue {
     try {
       settled = await this.write(batch);
     } catch (error) {
+      // Nothing of the batch was written (one transaction): it is tried again while young enough.
       this.logger.error("attribution flush failed", { entries: batch.length, error });
-      return;
+      settled = new Set();
     }
     const expiry = this.now() - RETRY_FOR_MS;
     const retry = batch.filter((e, n) => !settled.has(n) && e.queuedAt > expiry);
@@ -223,7 +234,24 @@ export class AttributionQueue {
           where s.position is not null
           on conflict (recommendation_id, product_id, interaction_type) where interaction_type <> 'PURCHASE'
           do nothing
-          returning 1
+          returning account_id, endpoint, strategy, model_variant, experiment_id, experiment_arm, shown_at,
+                    interaction_type, revenue
+        ),
+        counted as (
+          insert into recommendation_daily_metrics as d
+            (account_id, day, endpoint, strategy, model_variant, experiment_id, experiment_arm, clicks, carts,
+             purchases, revenue, revenue_sq)
+          select w.account_id, (w.shown_at at time zone 'UTC')::date, w.endpoint, coalesce(w.strategy, ''),
+                 coalesce(w.model_variant, ''), coalesce(w.experiment_id, 0), coalesce(w.experiment_arm, ''),
+                 ${ATTRIBUTION_SUMS}
+          from written w
+          group by 1, 2, 3, 4, 5, 6, 7
+          -- In key order, as the log writer updates them: two writers never wait on each other in a cycle.
+          order by 1, 2, 3, 4, 5, 6, 7
+          on conflict on constraint recommendation_daily_metrics_pkey do update set
+            clicks = d.clicks + excluded.clicks, carts = d.carts + excluded.carts,
+            purchases = d.purchases + excluded.purchases, revenue = d.revenue + excluded.revenue,
+            revenue_sq = d.revenue_sq + excluded.revenue_sq
         )
         select s.n from shown s`,
         tx,

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
+import { forgetEndUserMetrics } from "../analytics/forget-end-user";
 import { emitEndUserErased, notifyEndUserErased } from "./events";
 import { endUserLookupQuery } from "./queries";
 import type { ErasureResult } from "./schemas";
@@ -64,6 +65,7 @@ export async function eraseEndUser({
     // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
     // under way is waited for, and one that starts later finds the end user gone and writes nothing for them.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('recommendation_logs'), ${accountId})`);
+    await forgetEndUserMetrics(database, tx, accountId, user.id);
     const statements = erasureStatements(accountId, user.id);
     const count = async (statement: SQL) =>
       Number((await database.rows<{ n: number }>(statement, tx))[0]?.n ?? 0);

@@ -1,7 +1,6 @@
 import type { TObject } from "@sinclair/typebox";
 import { t } from "elysia";
-import { DOCUMENTED_AS } from "../../http/openapi-document";
-import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { DOCUMENTED_AS, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { EndUserCreate } from "../end-users/schemas";
 import { InteractionCreate } from "../interactions/schemas";
 import { ProductCreate } from "../products/schemas";

@@ -4,10 +4,11 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { messageFor } from "../../http/validation-issues";
 import { priceRangeProblem } from "../end-users/create";
 import { EndUserCreate } from "../end-users/schemas";
 import { timestampProblem } from "../interactions/create";
-import { INTERACTION_TYPES, InteractionRecord } from "../interactions/schemas";
+import { InteractionRecord } from "../interactions/schemas";
 import { ProductCreate } from "../products/schemas";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -18,7 +19,7 @@ function checker<T>(schema: TSchema) {
     if (compiled.Check(record)) return { ok: true, value: record as T };
     const first = compiled.Errors(record).First();
     const field = first?.path.replace(/^\//, "").replaceAll("/", ".") ?? "";
-    const message = first === undefined ? "Invalid record" : first.message;
+    const message = first === undefined ? "Invalid record" : messageFor(first);
     return { ok: false, message: field === "" ? message : `${field}: ${message}` };
   };
 }
@@ -48,11 +49,7 @@ export interface CheckedInteraction {
 
 export function checkInteraction(record: unknown, now: number): Checked<CheckedInteraction> {
   const checked = checkInteractionSchema(record);
-  if (!checked.ok) {
-    return checked.message.startsWith("interaction_type:") && checked.message.includes("match")
-      ? { ok: false, message: `interaction_type: must be one of ${INTERACTION_TYPES.join(", ")}` }
-      : checked;
-  }
+  if (!checked.ok) return checked;
   const r = checked.value;
   const occurredAt = r.timestamp === undefined ? new Date(now) : new Date(r.timestamp);
   const problem = timestampProblem(occurredAt, now);

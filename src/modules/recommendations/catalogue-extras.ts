@@ -18,16 +18,16 @@ export interface ExtraProduct {
   category: string;
 }
 
-const maxIds = new WeakMap<Snapshot, number>();
-
 function maxProductId(snapshot: Snapshot): number {
-  let max = maxIds.get(snapshot);
-  if (max === undefined) {
-    max = 0;
-    for (const id of snapshot.items.productIds) if (id > max) max = id;
-    maxIds.set(snapshot, max);
-  }
-  return max;
+  return snapshot.derived.get(
+    "max-product-id",
+    () => {
+      let max = 0;
+      for (const id of snapshot.items.productIds) if (id > max) max = id;
+      return max;
+    },
+    () => 8,
+  );
 }
 
 export class CatalogueExtras {

@@ -3,6 +3,7 @@
  * a trained snapshot when the account has one, otherwise from the product rows (see catalogue-loader.ts), so
  * filters, ranking and explanations run the same code either way.
  */
+import { DerivedState } from "../../snapshots/derived-state";
 export interface ItemTable {
   readonly size: number;
   readonly externalIds: readonly string[];
@@ -23,6 +24,11 @@ export interface ItemTable {
   readonly indexOf: ReadonlyMap<string, number>;
   /** Moves whenever the arrays above are written in place; caches derived from them rebuild then. */
   revision(): number;
+  /**
+   * Where caches derived from this table are kept (and counted): the snapshot's own state for a snapshot's
+   * table, the table's for a catalogue table. Nothing derived hangs off a table in a module-level map.
+   */
+  readonly derived: DerivedState;
 }
 
 export interface ItemRow {
@@ -79,6 +85,7 @@ export function buildItemTable(rows: readonly ItemRow[]): ItemTable {
     indexOf,
     // A changed catalogue is a new table (the cache reloads it), never an in-place write.
     revision: () => 0,
+    derived: new DerivedState(),
   };
 }
 

@@ -125,25 +125,45 @@ export class RecommendationLogQueue {
         // Which end users still exist is looked up once per end user of the batch (a primary-key probe each,
         // as a scalar subquery so that the planner cannot turn it into a scan of every end user), not once
         // per entry.
+        // The day's impressions per grouping are added in the same statement, from the same rows.
         await tx.execute(sql`
           with live as materialized (
             select wanted.id, (select eu.account_id from end_users eu where eu.id = wanted.id) as account_id
             from unnest(${numberArray(endUsers)}::bigint[]) as wanted(id)
+          ),
+          labels as (
+            select * from unnest(${textArray(labels.endpoint)}::text[], ${textArray(labels.strategy)}::text[],
+              ${textArray(labels.modelVariant)}::text[], ${textArray(labels.experimentId.map(nullableText))}::int[],
+              ${textArray(labels.experimentArm)}::text[])
+              with ordinality as l(endpoint, strategy, model_variant, experiment_id, experiment_arm, k)
+          ),
+          kept as materialized (
+            select v.* from (
+              select split_part(line, E'\\t', 1)::int as a, nullif(split_part(line, E'\\t', 2), '')::bigint as u,
+                     split_part(line, E'\\t', 3)::int as k, split_part(line, E'\\t', 4)::uuid as r,
+                     split_part(line, E'\\t', 5)::int as shown, split_part(line, E'\\t', 6) as i
+              from string_to_table(${lines}::text, E'\\n') as line
+            ) as v
+            where v.u is null or (v.a, v.u) in (select live.account_id, live.id from live)
+          ),
+          logged as (
+            insert into recommendation_logs
+              (account_id, end_user_id, recommendation_id, endpoint, strategy, model_variant, experiment_id,
+               experiment_arm, items)
+            select v.a, v.u, v.r, l.endpoint, l.strategy, l.model_variant, l.experiment_id, l.experiment_arm, v.i
+            from kept v join labels l on l.k = v.k
           )
-          insert into recommendation_logs
-            (account_id, end_user_id, recommendation_id, endpoint, strategy, model_variant, experiment_id,
-             experiment_arm, items)
-          select v.a, v.u, v.r, (${textArray(labels.endpoint)}::text[])[v.k],
-                 (${textArray(labels.strategy)}::text[])[v.k], (${textArray(labels.modelVariant)}::text[])[v.k],
-                 (${textArray(labels.experimentId.map(nullableText))}::int[])[v.k], (${textArray(labels.experimentArm)}::text[])[v.k],
-                 v.i
-          from (
-            select split_part(line, E'\\t', 1)::int as a, nullif(split_part(line, E'\\t', 2), '')::bigint as u,
-                   split_part(line, E'\\t', 3)::int as k, split_part(line, E'\\t', 4)::uuid as r,
-                   split_part(line, E'\\t', 5) as i
-            from string_to_table(${lines}::text, E'\\n') as line
-          ) as v
-          where v.u is null or (v.a, v.u) in (select live.account_id, live.id from live)`);
+          insert into recommendation_daily_metrics as d
+            (account_id, day, endpoint, strategy, model_variant, experiment_id, experiment_arm, impressions)
+          select v.a, (now() at time zone 'UTC')::date, l.endpoint, coalesce(l.strategy, ''),
+                 coalesce(l.model_variant, ''), coalesce(l.experiment_id, 0), coalesce(l.experiment_arm, ''),
+                 sum(v.shown)
+          from kept v join labels l on l.k = v.k
+          group by 1, 2, 3, 4, 5, 6, 7
+          -- In key order, as the attribution writer updates them: two writers never wait on each other in a cycle.
+          order by 1, 2, 3, 4, 5, 6, 7
+          on conflict on constraint recommendation_daily_metrics_pkey
+          do update set impressions = d.impressions + excluded.impressions`);
       });
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
@@ -153,7 +173,7 @@ export class RecommendationLogQueue {
 
 /**
  * A batch travels as one text parameter, a line per entry (`account TAB end user (empty: none) TAB labels
- * number TAB recommendation id TAB items`), split by Postgres: far cheaper on both sides than a JSON document
+ * number TAB recommendation id TAB number of items TAB items`), split by Postgres: far cheaper on both sides than a JSON document
  * of the batch. The items are a JSON array of the shown external ids, which JSON escapes so that no tab or
  * line break occurs in it; the answers' labels are numbered into small arrays of their own, a column each.
  *
@@ -205,7 +225,8 @@ function batchLines(batch: readonly RecommendationLogEntry[]): {
       labelNumber.set(entry.labels, k);
     }
     if (entry.endUserId !== null) endUsers.add(entry.endUserId);
-    lines[r] = `${entry.accountId}\t${entry.endUserId ?? ""}\t${k}\t${entry.recommendationId}\t${items}`;
+    lines[r] =
+      `${entry.accountId}\t${entry.endUserId ?? ""}\t${k}\t${entry.recommendationId}\t${entry.items.length}\t${items}`;
   }
   return { lines: lines.join("\n"), labels, endUsers: [...endUsers] };
 }

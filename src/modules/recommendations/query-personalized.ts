@@ -1,5 +1,6 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
+import type { Assignment } from "../experiments/running";
 import { explanationLevelFor } from "./explanations";
 import { compileFilters, needsAttributes } from "./filters";
 import type { UserHistory } from "./history-cache";
@@ -28,12 +29,19 @@ export function queryPersonalized({
   deps: AppDeps;
   input: PersonalizedQuery;
 }): RecommendationPage | Promise<RecommendationPage> {
+  // A running experiment's arm sets its parameters; a request naming its own model variant is served as
+  // asked, outside the experiment.
+  const assignment =
+    input.model_variant === undefined
+      ? deps.experiments.assign(ctx.accountId, ENDPOINT, input.external_user_id)
+      : undefined;
+  if (assignment !== undefined) input = { ...input, ...assignment.overrides };
   const service = deps.recommendations;
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
   const view = service.viewNow(ctx.accountId);
   const history = view && service.histories.loaded(ctx.accountId, input.external_user_id);
   if (view !== undefined && history !== undefined && !needsAttributes(input.filters)) {
-    return answer(ctx, deps, input, view, history, []);
+    return answer(ctx, deps, input, view, history, [], assignment);
   }
   return (async () => {
     const [view, history] = await Promise.all([
@@ -41,7 +49,7 @@ export function queryPersonalized({
       service.histories.get(ctx.accountId, input.external_user_id),
     ]);
     const attributes = needsAttributes(input.filters) ? await view.table.attributes() : [];
-    return answer(ctx, deps, input, view, history, attributes);
+    return answer(ctx, deps, input, view, history, attributes, assignment);
   })();
 }
 
@@ -52,6 +60,7 @@ function answer(
   view: ServingView,
   history: UserHistory,
   attributes: readonly (Record<string, unknown> | undefined)[],
+  assignment: Assignment | undefined,
 ): RecommendationPage {
   const service = deps.recommendations;
   const { table, signals } = view;
@@ -101,7 +110,12 @@ function answer(
     });
     return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
   });
-  const labels = answerLabels(ENDPOINT, input.strategy ?? "hybrid", input.model_variant ?? "standard");
+  const labels = answerLabels(
+    ENDPOINT,
+    input.strategy ?? "hybrid",
+    input.model_variant ?? "standard",
+    assignment === undefined ? null : { id: assignment.experimentId, arm: assignment.arm },
+  );
   return respond(deps, ctx.accountId, page, labels);
 }
 

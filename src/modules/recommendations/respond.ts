@@ -82,8 +82,8 @@ export function answerLabels(
 }
 
 /**
- * Names, logs and counts the answer, and returns its body. The id is spliced into the page's JSON text
- * (made once with the page) rather than serialising the body again.
+ * Names, logs and counts the answer, and returns its body. The id (and the experiment arm that served it, if
+ * any) is spliced into the page's JSON text (made once with the page) rather than serialising the body again.
  */
 export function respond(
   deps: Pick<AppDeps, "recommendations" | "usageMeter">,
@@ -102,9 +102,20 @@ export function respond(
     });
   }
   recordUsage(deps, accountId, { recommendations: 1 });
-  const body: RecommendationPage = { ...page.body, recommendationId };
   const json = jsonOfBody.get(page.body);
-  if (json !== undefined)
-    jsonOfBody.set(body, `${json.slice(0, -1)},"recommendationId":"${recommendationId}"}`);
+  if (labels.experimentId === null) {
+    const body: RecommendationPage = { ...page.body, recommendationId };
+    if (json !== undefined)
+      jsonOfBody.set(body, `${json.slice(0, -1)},"recommendationId":"${recommendationId}"}`);
+    return body;
+  }
+  const experiment = { id: labels.experimentId, variant: labels.experimentArm ?? "" };
+  const body: RecommendationPage = { ...page.body, recommendationId, experiment };
+  if (json !== undefined) {
+    jsonOfBody.set(
+      body,
+      `${json.slice(0, -1)},"recommendationId":"${recommendationId}","experiment":${JSON.stringify(experiment)}}`,
+    );
+  }
   return body;
 }

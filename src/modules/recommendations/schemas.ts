@@ -136,6 +136,12 @@ export const RecommendationPage = t.Object(
         "Names this answer: send it as `recommendation_id` with the click, cart or purchase of one of its items " +
         "so that online metrics credit this answer.",
     }),
+    experiment: t.Optional(
+      t.Object(
+        { id: JsonInteger(), variant: t.String() },
+        { description: "The experiment and arm that served this answer, when one runs on the endpoint." },
+      ),
+    ),
   },
   { description: "Pagination envelope of recommended products." },
 );

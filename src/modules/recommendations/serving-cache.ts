@@ -1,8 +1,9 @@
 /**
  * Per-table caches of request-invariant work: which items a stock rule and filter leave (mask, count and,
- * when short, the list), the popularity order, and the sorted item lists of category listings. Keyed by the
- * table object (a snapshot's table lives as long as the snapshot) and dropped whenever the table's items
- * revision moves (a catalogue change written into the snapshot), so a cached answer never outlives the data.
+ * when short, the list), the popularity order, and the sorted item lists of category listings. Kept in the
+ * table's derived state (a snapshot's own, so they live, die and are counted with the snapshot) and dropped
+ * whenever the table's items revision moves (a catalogue change written into the snapshot), so a cached
+ * answer never outlives the data.
  */
 
 import { LruMap } from "../../shared/lru-map";
@@ -24,31 +25,47 @@ interface TableCache {
   bases: LruMap<string, BaseEligibility>;
   categories: LruMap<string, Int32Array>;
   popularityOrder: Int32Array | null;
+  /** Orders of other popularity arrays (time-of-day variants of the model's), kept as long as the table. */
+  otherOrders: Map<Float32Array, Int32Array>;
+  /** A zeroed byte per item (see scratchMarks). */
+  marks: Uint8Array | null;
 }
 
 const MAX_BASES = 32;
-const marks = new WeakMap<ItemTable, Uint8Array>();
+const MAX_CATEGORY_LISTS = 256;
 
 /** A zeroed per-table byte per item; callers must zero what they set before returning. */
 export function scratchMarks(table: ItemTable): Uint8Array {
-  let m = marks.get(table);
-  if (m === undefined || m.length !== table.size) {
-    m = new Uint8Array(table.size);
-    marks.set(table, m);
-  }
-  return m;
+  const cache = cacheFor(table);
+  if (cache.marks === null || cache.marks.length !== table.size) cache.marks = new Uint8Array(table.size);
+  return cache.marks;
 }
 
-const MAX_CATEGORY_LISTS = 256;
-const caches = new WeakMap<ItemTable, TableCache>();
+function tableCacheBytes(cache: TableCache): number {
+  let sum = cache.popularityOrder?.byteLength ?? 0;
+  sum += cache.marks?.byteLength ?? 0;
+  for (const [key, base] of cache.bases.entries())
+    sum += 64 + 2 * key.length + base.mask.byteLength + (base.list?.byteLength ?? 0);
+  for (const [key, order] of cache.categories.entries()) sum += 64 + 2 * key.length + order.byteLength;
+  for (const order of cache.otherOrders.values()) sum += 64 + order.byteLength;
+  return sum;
+}
 
 function cacheFor(table: ItemTable): TableCache {
   const revision = table.revision();
-  let cache = caches.get(table);
-  if (cache === undefined) {
-    cache = { revision, bases: new LruMap(), categories: new LruMap(), popularityOrder: null };
-    caches.set(table, cache);
-  } else if (cache.revision !== revision) {
+  const cache = table.derived.get<TableCache>(
+    "serving-cache",
+    () => ({
+      revision,
+      bases: new LruMap(),
+      categories: new LruMap(),
+      popularityOrder: null,
+      otherOrders: new Map(),
+      marks: null,
+    }),
+    tableCacheBytes,
+  );
+  if (cache.revision !== revision) {
     // Popularity is trained (or loaded with the table) and does not move with catalogue edits.
     cache.revision = revision;
     cache.bases.clear();
@@ -101,9 +118,6 @@ export function baseEligibility(
   return cacheable ? remember(cache.bases, key, base, MAX_BASES) : base;
 }
 
-/** Orders of other popularity arrays (time-of-day variants), kept as long as the array. */
-const otherOrders = new WeakMap<Float32Array, Int32Array>();
-
 /** Every item, most popular first (ties by index), by the table's popularity or the one given. */
 export function popularityOrder(table: ItemTable, popularity: Float32Array = table.popularity): Int32Array {
   const sorted = () => {
@@ -111,15 +125,15 @@ export function popularityOrder(table: ItemTable, popularity: Float32Array = tab
     order.sort((a, b) => popularity[b]! - popularity[a]! || a - b);
     return order;
   };
+  const cache = cacheFor(table);
   if (popularity !== table.popularity) {
-    let order = otherOrders.get(popularity);
+    let order = cache.otherOrders.get(popularity);
     if (order === undefined) {
       order = sorted();
-      otherOrders.set(popularity, order);
+      cache.otherOrders.set(popularity, order);
     }
     return order;
   }
-  const cache = cacheFor(table);
   cache.popularityOrder ??= sorted();
   return cache.popularityOrder;
 }

@@ -19,19 +19,16 @@ import { snapshotTable } from "./snapshot-table";
 import { type ServingTuning, useCandidates } from "./tuning";
 import { dot, rowDot, type SparseRows, sparseRows, vectorLength } from "./vector-rows";
 
-const views = new WeakMap<Snapshot, ServingView>();
-
+/** The recommender's view of a snapshot, kept (and counted) in the snapshot's own derived state. */
 export function snapshotView(snapshot: Snapshot, database: Database, tuning: ServingTuning): ServingView {
-  let view = views.get(snapshot);
-  if (view === undefined) {
-    view = {
-      table: snapshotTable(snapshot, database),
-      signals: new EngineSignals(snapshot.model, tuning),
-      snapshot,
-    };
-    views.set(snapshot, view);
-  }
-  return view;
+  return snapshot.derived.get<{ view: ServingView; signals: EngineSignals }>(
+    "serving-view",
+    () => {
+      const signals = new EngineSignals(snapshot.model, tuning);
+      return { view: { table: snapshotTable(snapshot, database), signals, snapshot }, signals };
+    },
+    (kept) => kept.signals.bytes(),
+  ).view;
 }
 
 /** Floats in a 64-byte cache line. */
@@ -175,6 +172,18 @@ class EngineSignals implements ModelSignals {
         return found.items;
       },
     };
+  }
+
+  /** Bytes of what this object derived from the model so far (scratch, norms, similar lists, ...). */
+  bytes(): number {
+    let sum = (this.buffers.collab?.byteLength ?? 0) + (this.buffers.content?.byteLength ?? 0);
+    sum += this.factorNorms?.byteLength ?? 0;
+    for (const d of this.dayparts) sum += d?.byteLength ?? 0;
+    const rows = this.contentRows;
+    if (rows) sum += rows.indptr.byteLength + rows.indices.byteLength + rows.data.byteLength;
+    for (const [, found] of this.similarCache.entries())
+      sum += 64 + found.items.byteLength + found.scores.byteLength;
+    return sum;
   }
 
   similar(item: number, k: number): ScoredItems {

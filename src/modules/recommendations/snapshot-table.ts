@@ -32,6 +32,7 @@ export function snapshotTable(snapshot: Snapshot, database: Database): ItemTable
     popularity: snapshot.model.popularity.score,
     indexOf: items.indexByExternalId,
     revision: () => itemsRevision(snapshot),
+    derived: snapshot.derived,
   };
 }
 

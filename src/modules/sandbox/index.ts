@@ -29,7 +29,7 @@ export function sandboxModule(deps: AppDeps) {
         summary: "Delete the account's experimental data (FREE plan only)",
         description:
           "Deletes products, end users (with their interactions, searches, orders and recommendation logs), " +
-          "models and jobs, and answers the counts deleted. Other plans: 403 FREE_PLAN_ONLY.",
+          "models and jobs, and the online metrics and attributions, and answers the counts deleted. Other plans: 403 FREE_PLAN_ONLY.",
       },
     })
     .post("/quick-start", ({ tenant }) => quickStartSandbox({ ctx: tenant, deps }), {

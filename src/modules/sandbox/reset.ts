@@ -6,6 +6,7 @@ import {
   models,
   products,
   recommendationAttributions,
+  recommendationDailyMetrics,
   recommendationLogs,
   trainingJobs,
 } from "../../db/schema";
@@ -41,6 +42,7 @@ export async function resetSandbox({
       .delete(recommendationLogs)
       .where(and(eq(recommendationLogs.accountId, accountId), isNull(recommendationLogs.endUserId)));
     await tx.delete(recommendationAttributions).where(eq(recommendationAttributions.accountId, accountId));
+    await tx.delete(recommendationDailyMetrics).where(eq(recommendationDailyMetrics.accountId, accountId));
     await tx.delete(products).where(eq(products.accountId, accountId));
     await tx.delete(models).where(eq(models.accountId, accountId));
     await tx.delete(trainingJobs).where(eq(trainingJobs.accountId, accountId));

@@ -61,5 +61,11 @@ function dayOf(text: string, field: string): string {
       { loc: ["query", field], msg: "not an ISO 8601 date-time", type: "value_error.datetime" },
     ]);
   }
+  // Year 0000 and -271821 parse too, and the store cannot hold them.
+  if (at < 0) {
+    throw validationError([
+      { loc: ["query", field], msg: "must not be before 1970-01-01", type: "value_error.datetime" },
+    ]);
+  }
   return new Date(at).toISOString().slice(0, 10);
 }

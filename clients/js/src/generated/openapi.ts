@@ -50,6 +50,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analytics/recommendations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Online metrics of the recommendation answers
+         * @description Per group (`group_by`: endpoint, strategy, variant or day) between two UTC days (at most 366; default the last 30): impressions (products shown), click-through, add-to-cart and conversion rates per impression (Wilson 95% intervals) and credited revenue per 1,000 impressions (normal 95% interval). Clicks, carts and purchases count when credited to an answer (see `recommendation_id` on interactions), on the day the answer was shown. Read from daily aggregates kept up to date as answers and interactions are written (within about a second); an erased end user's contributions are taken out. Secret API key or user JWT; publishable keys answer 403.
+         */
+        get: operations["getApiV1AnalyticsRecommendations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys/": {
         parameters: {
             query?: never;
@@ -448,6 +468,90 @@ export interface paths {
         get: operations["getApiV1End-usersExternalByExternal_user_idExport"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List experiments
+         * @description Newest first. Secret API key or user JWT; publishable keys answer 403.
+         */
+        get: operations["getApiV1Experiments"];
+        put?: never;
+        /**
+         * Start an A/B experiment
+         * @description Splits the end users of an endpoint (now `personalized/query`) into arms by hashing (experiment id, external user id): a user keeps their arm on every request and in every process. Each arm's `overrides` (strategy, recommendation_goal, model_variant) replace those request parameters; a request that sends `model_variant` itself is served as asked, outside the experiment. Answers name their arm in `experiment: {id, variant}`. One running experiment per endpoint (409 otherwise). Takes effect in this process at once, in others within 5 seconds. Secret API key or user JWT; publishable keys answer 403.
+         */
+        post: operations["postApiV1Experiments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{experiment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an experiment
+         * @description Secret API key or user JWT; publishable keys answer 403.
+         */
+        get: operations["getApiV1ExperimentsByExperiment_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{experiment_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Results of an experiment
+         * @description Per arm: impressions, rates and revenue per 1,000 impressions with 95% intervals (as the analytics report). Per arm against the control (the first arm) on `metric` (ctr default, add_to_cart, conversion, revenue): the difference with a fixed-horizon 95% interval, and an always-valid sequential test (mixture SPRT, normal mixture; α = 0.05 split over the arms) that may be read as often as you like: verdict "keep running", "<arm> is better" or "no difference detectable" (its confidence sequence lies within ±minimum_effect of the control), with the impressions per arm still needed at 80% power. Secret API key or user JWT; publishable keys answer 403.
+         */
+        get: operations["getApiV1ExperimentsByExperiment_idResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{experiment_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an experiment
+         * @description Every end user gets the endpoint's usual answers again; the results stay readable. Secret API key or user JWT; publishable keys answer 403.
+         */
+        post: operations["postApiV1ExperimentsByExperiment_idStop"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1836,6 +1940,201 @@ export interface operations {
             };
         };
     };
+    getApiV1AnalyticsRecommendations: {
+        parameters: {
+            query?: {
+                from?: string;
+                group_by?: "endpoint" | "strategy" | "variant" | "day";
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        from: string;
+                        groupBy: string;
+                        groups: {
+                            /** @description A point estimate with its 95% confidence interval. */
+                            addToCartRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            addToCarts: number;
+                            clicks: number;
+                            /** @description A point estimate with its 95% confidence interval. */
+                            clickThroughRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            /** @description A point estimate with its 95% confidence interval. */
+                            conversionRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            group: string;
+                            /** @description Products shown (each item of each answer). */
+                            impressions: number;
+                            purchases: number;
+                            /** @description Credited revenue: PURCHASE values, or the product's price when none. */
+                            revenue: number;
+                            /** @description A point estimate with its 95% confidence interval. */
+                            revenuePerThousandImpressions: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                        }[];
+                        to: string;
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
     "getApiV1Api-keys": {
         parameters: {
             query?: never;
@@ -3093,6 +3392,27 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -5983,6 +6303,984 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "NOT_FOUND";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiV1Experiments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            endpoint: string;
+                            id: number;
+                            minimumEffect: number;
+                            name: string;
+                            /** @enum {string} */
+                            status: "running" | "stopped";
+                            /** Format: date-time */
+                            stoppedAt: string | null;
+                            variants: {
+                                name: string;
+                                /** @description Request parameters this arm sets (they replace what the request sends). */
+                                overrides?: {
+                                    /** @enum {string} */
+                                    model_variant?: "standard" | "diverse";
+                                    /** @enum {string} */
+                                    recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                                    /** @enum {string} */
+                                    strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                                };
+                                /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                                traffic: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    postApiV1Experiments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The endpoint whose answers the experiment varies.
+                     * @constant
+                     */
+                    endpoint: "personalized/query";
+                    /**
+                     * @description Smallest relative difference worth finding (0.1 = ±10% of the control's rate); sets the sequential test's sensitivity and when it says no difference is detectable.
+                     * @default 0.1
+                     */
+                    minimum_effect?: number;
+                    name: string;
+                    /** @description The arms, the first one the control; names unique, traffic shares summing to 1. */
+                    variants: {
+                        name: string;
+                        /** @description Request parameters this arm sets (they replace what the request sends). */
+                        overrides?: {
+                            /** @enum {string} */
+                            model_variant?: "standard" | "diverse";
+                            /** @enum {string} */
+                            recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                            /** @enum {string} */
+                            strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                        };
+                        /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                        traffic: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        endpoint: string;
+                        id: number;
+                        minimumEffect: number;
+                        name: string;
+                        /** @enum {string} */
+                        status: "running" | "stopped";
+                        /** Format: date-time */
+                        stoppedAt: string | null;
+                        variants: {
+                            name: string;
+                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            overrides?: {
+                                /** @enum {string} */
+                                model_variant?: "standard" | "diverse";
+                                /** @enum {string} */
+                                recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                                /** @enum {string} */
+                                strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                            };
+                            /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                            traffic: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "PAYLOAD_TOO_LARGE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is a form or multipart body; send JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiV1ExperimentsByExperiment_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        endpoint: string;
+                        id: number;
+                        minimumEffect: number;
+                        name: string;
+                        /** @enum {string} */
+                        status: "running" | "stopped";
+                        /** Format: date-time */
+                        stoppedAt: string | null;
+                        variants: {
+                            name: string;
+                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            overrides?: {
+                                /** @enum {string} */
+                                model_variant?: "standard" | "diverse";
+                                /** @enum {string} */
+                                recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                                /** @enum {string} */
+                                strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                            };
+                            /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                            traffic: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiV1ExperimentsByExperiment_idResults: {
+        parameters: {
+            query?: {
+                metric?: "ctr" | "add_to_cart" | "conversion" | "revenue";
+            };
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description False-positive rate of the test over all looks (0.05, split over the arms). */
+                        alpha: number;
+                        arms: {
+                            /** @description A point estimate with its 95% confidence interval. */
+                            addToCartRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            addToCarts: number;
+                            clicks: number;
+                            /** @description A point estimate with its 95% confidence interval. */
+                            clickThroughRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            /** @description A point estimate with its 95% confidence interval. */
+                            conversionRate: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            /** @description Products shown (each item of each answer). */
+                            impressions: number;
+                            purchases: number;
+                            /** @description Credited revenue: PURCHASE values, or the product's price when none. */
+                            revenue: number;
+                            /** @description A point estimate with its 95% confidence interval. */
+                            revenuePerThousandImpressions: {
+                                /** @description Upper end of the 95% confidence interval. */
+                                high: number;
+                                /** @description Lower end of the 95% confidence interval. */
+                                low: number;
+                                value: number;
+                            };
+                            traffic: number;
+                            variant: string;
+                        }[];
+                        comparisons: {
+                            /** @description The control arm. */
+                            against: string;
+                            /** @description Always-valid confidence sequence of the difference (null ends: too few impressions yet); valid however often the results are looked at. */
+                            confidenceSequence: {
+                                high: number | null;
+                                low: number | null;
+                            };
+                            /** @enum {string} */
+                            decision: "keep_running" | "treatment_better" | "control_better" | "no_difference";
+                            /** @description This arm's metric minus the control's (per impression). */
+                            difference: number;
+                            /** @description Impressions per arm still needed (80% power); 0 once decided. */
+                            impressionsNeeded: number;
+                            /** @description Fixed-horizon 95% interval of the difference (valid for one planned look only). */
+                            interval: {
+                                high: number;
+                                low: number;
+                            };
+                            relativeDifference: number | null;
+                            variant: string;
+                            /** @description "keep running", "<arm> is better" or "no difference detectable". */
+                            verdict: string;
+                        }[];
+                        experiment: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            endpoint: string;
+                            id: number;
+                            minimumEffect: number;
+                            name: string;
+                            /** @enum {string} */
+                            status: "running" | "stopped";
+                            /** Format: date-time */
+                            stoppedAt: string | null;
+                            variants: {
+                                name: string;
+                                /** @description Request parameters this arm sets (they replace what the request sends). */
+                                overrides?: {
+                                    /** @enum {string} */
+                                    model_variant?: "standard" | "diverse";
+                                    /** @enum {string} */
+                                    recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                                    /** @enum {string} */
+                                    strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                                };
+                                /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                                traffic: number;
+                            }[];
+                        };
+                        impressionsNeeded: number;
+                        metric: string;
+                        /** @description "keep running", "<arm> is better" or "no difference detectable". */
+                        verdict: string;
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: a field is missing or invalid; `detail` names each one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One entry per invalid field */
+                        detail: {
+                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "VALIDATION_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: too many requests in the window; see Retry-After; PLAN_LIMIT_EXCEEDED: the plan's monthly requests or record count would be exceeded */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "RATE_LIMITED" | "PLAN_LIMIT_EXCEEDED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected error; quote the requestId to support */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INTERNAL_ERROR";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+        };
+    };
+    postApiV1ExperimentsByExperiment_idStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        endpoint: string;
+                        id: number;
+                        minimumEffect: number;
+                        name: string;
+                        /** @enum {string} */
+                        status: "running" | "stopped";
+                        /** Format: date-time */
+                        stoppedAt: string | null;
+                        variants: {
+                            name: string;
+                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            overrides?: {
+                                /** @enum {string} */
+                                model_variant?: "standard" | "diverse";
+                                /** @enum {string} */
+                                recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
+                                /** @enum {string} */
+                                strategy?: "hybrid" | "content_based" | "collab" | "popularity";
+                            };
+                            /** @description Share of end users assigned to this arm; the shares of all arms sum to 1. */
+                            traffic: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY: no API key (or token) was sent, or the key is unknown or revoked; INVALID_TOKEN: the bearer token is missing, malformed or expired; TOKEN_REVOKED: the bearer token was revoked (logout, password change, user deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "INVALID_API_KEY" | "INVALID_TOKEN" | "TOKEN_REVOKED";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description FORBIDDEN: the account is deactivated, or the key and the token belong to different accounts; SUBSCRIPTION_INACTIVE: the paid subscription is not active; EMAIL_NOT_VERIFIED: the grace period for verifying the e-mail address is over; INSUFFICIENT_SCOPE: the publishable key lacks the scope this route needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -9544,6 +10842,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -9716,6 +11019,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -9926,6 +11234,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -10134,6 +11447,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -10344,6 +11662,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -10607,6 +11930,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;
@@ -10972,6 +12300,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        experiment?: {
+                            id: number;
+                            variant: string;
+                        };
                         items: {
                             explanation?: string;
                             externalId: string;

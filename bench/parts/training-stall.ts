@@ -1,0 +1,256 @@
+/**
+ * Does training stall serving? The real service (a child process) gets a synthetic tenant with a large
+ * catalogue through the batch route; then `/health` is asked every 50 ms, open loop (a request leaves on
+ * time whether or not the previous one has answered, so a frozen event loop shows as every request it held
+ * up), from the moment the training job is queued until the published model's snapshot is being served, plus
+ * a short tail. Worst and p99 latency of those requests are the figures; the goal is a worst under 100 ms.
+ *
+ * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]`.
+ */
+import { generateSynthetic } from "../data/synthetic";
+import { type ApiClient, publishedRoutes, registerTenant, waitForIngestionJob } from "../lib/api";
+import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
+import { catalogueRecords, interactionRecords, userId } from "../lib/records";
+import { type RunningServer, startChildServer } from "../lib/server";
+import { NotAvailable } from "../lib/types";
+
+export interface StallOptions {
+  repoRoot: string;
+  store: "pglite" | "postgres";
+  postgresAdminUrl: string;
+  products: number;
+  interactions: number;
+  log(message: string): void;
+  /** Copy the service's log here (and its slow /health requests beside it) before it stops. */
+  keepLogAs?: string;
+}
+
+export interface StallResult {
+  store: "pglite" | "postgres";
+  products: number;
+  interactions: number;
+  /** /health requests sent while the job ran and the snapshot was swapped in. */
+  requests: number;
+  failed: number;
+  worstMs: number;
+  p99Ms: number;
+  p50Ms: number;
+  trainSeconds: number;
+  /** From the job's completion until the account's snapshot was served from memory. */
+  swapSeconds: number;
+  seedSeconds: number;
+}
+
+const POLL_MS = 50;
+const BATCH = 1000;
+/** /health keeps being asked this long after the snapshot is in, to catch work that follows the swap. */
+const TAIL_MS = 3000;
+
+export async function measureTrainingStall(options: StallOptions): Promise<StallResult> {
+  let db: FreshDatabase | undefined;
+  let server: RunningServer | undefined;
+  try {
+    if (options.store === "postgres") {
+      const unavailable = await postgresUnavailableReason(options.postgresAdminUrl);
+      if (unavailable) throw new NotAvailable(unavailable);
+      db = await createFreshDatabase(options.postgresAdminUrl, "training");
+    }
+    server = await startChildServer({
+      repoRoot: options.repoRoot,
+      ...(db ? { databaseUrl: db.url } : {}),
+      // The tenant has one model: a snapshot cache too small for it would measure evictions, not training.
+      env: { SNAPSHOT_CACHE_MB: "4096", LOG_LEVEL: "info" },
+    });
+    const tenant = await registerTenant(server.baseUrl, await publishedRoutes(server.baseUrl), "stall");
+    const seedStarted = performance.now();
+    await seed(tenant.client, options);
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+    options.log(`seeded ${options.products} products in ${seedSeconds.toFixed(1)} s`);
+
+    options.log("training");
+    const poller = pollHealth(server.baseUrl);
+    const trainStarted = performance.now();
+    const job = await tenant.client.expect(
+      "POST",
+      "/api/v1/pipeline/train",
+      // A fixed configuration (the search would fit a dozen candidates): what is measured is the service
+      // around the fit, and the artifact's size is set by the catalogue either way.
+      { algorithm: "als", regularization: 0.05, iterations: 8 },
+      [202],
+    );
+    await waitForJob(tenant.client, Number(job.jobId));
+    const trainSeconds = (performance.now() - trainStarted) / 1000;
+    options.log(`trained and stored in ${trainSeconds.toFixed(1)} s`);
+    const swapStarted = performance.now();
+    // The first request after publication loads the snapshot (the account was never served before).
+    const first = tenant.client.request("POST", "/api/v1/recommendations/personalized/query", {
+      external_user_id: userId(0),
+      limit: 5,
+    });
+    await waitForSnapshot(server.baseUrl, tenant.accountId);
+    const answered = await first;
+    if (answered.status !== 200) throw new Error(`personalized query answered ${answered.status}`);
+    const swapSeconds = (performance.now() - swapStarted) / 1000;
+    options.log(`snapshot served ${swapSeconds.toFixed(1)} s after the job completed`);
+    await Bun.sleep(TAIL_MS);
+    const samples = await poller.stop();
+    if (options.keepLogAs !== undefined) {
+      await Bun.write(options.keepLogAs, Bun.file(`${server.dataDir}/server.log`));
+      const slow = samples.filter((x) => x.ms > 100).sort((a, b) => a.at - b.at);
+      await Bun.write(
+        `${options.keepLogAs}.slow`,
+        slow.map((x) => `${new Date(x.at).toISOString()} ${x.ms.toFixed(0)} ms`).join("\n"),
+      );
+    }
+    const latencies = samples.filter((s) => s.ok).map((s) => s.ms);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+    return {
+      store: options.store,
+      products: options.products,
+      interactions: options.interactions,
+      requests: samples.length,
+      failed: samples.filter((s) => !s.ok).length,
+      worstMs: latencies[latencies.length - 1] ?? NaN,
+      p99Ms: at(0.99),
+      p50Ms: at(0.5),
+      trainSeconds,
+      swapSeconds,
+      seedSeconds,
+    };
+  } catch (error) {
+    if (server !== undefined) {
+      const tail = await Bun.file(`${server.dataDir}/server.log`)
+        .text()
+        .catch(() => "");
+      options.log(`the service's log ends:\n${tail.slice(-3000)}`);
+    }
+    throw error;
+  } finally {
+    await server?.stop();
+    await db?.drop();
+  }
+}
+
+async function seed(client: ApiClient, options: StallOptions): Promise<void> {
+  const nUsers = Math.max(100, Math.round(options.interactions / 40));
+  const data = generateSynthetic({
+    interactions: options.interactions,
+    nItems: options.products,
+    nUsers,
+    seed: 5,
+    withMeta: true,
+  });
+  const { products, users } = catalogueRecords(data);
+  const events = interactionRecords(data);
+  const jobs: number[] = [];
+  const post = async (body: unknown) => {
+    const res = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
+    jobs.push(Number(res.jobId));
+  };
+  for (let i = 0; i < Math.max(products.length, users.length); i += BATCH) {
+    await post({
+      products: products.slice(i, i + BATCH),
+      users: users.slice(i, i + BATCH),
+      interactions: [],
+    });
+  }
+  for (const job of jobs.splice(0)) await waitForIngestionJob(client, job, 1_800_000);
+  options.log("catalogue in; sending interactions");
+  for (let i = 0; i < events.length; i += BATCH) {
+    await post({ products: [], users: [], interactions: events.slice(i, i + BATCH) });
+  }
+  for (const job of jobs) await waitForIngestionJob(client, job, 1_800_000);
+}
+
+interface Sample {
+  ms: number;
+  ok: boolean;
+  /** When the request was sent (epoch ms), to line slow answers up with the service's log. */
+  at: number;
+}
+
+/** Sends GET /health every POLL_MS without waiting for answers; stop() waits for the last ones. */
+function pollHealth(baseUrl: string): { stop(): Promise<Sample[]> } {
+  const samples: Sample[] = [];
+  const pending = new Set<Promise<void>>();
+  const ask = () => {
+    const sent = performance.now();
+    const at = Date.now();
+    const request = fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(60_000) })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        samples.push({ ms: performance.now() - sent, ok: res.ok, at });
+      })
+      .catch(() => {
+        samples.push({ ms: performance.now() - sent, ok: false, at });
+      })
+      .finally(() => pending.delete(request));
+    pending.add(request);
+  };
+  // Each tick is scheduled from the start time, so a late timer (this process is busy too) does not
+  // thin out the requests.
+  const started = performance.now();
+  let sent = 0;
+  const timer = setInterval(() => {
+    const due = Math.floor((performance.now() - started) / POLL_MS);
+    while (sent < due) {
+      sent++;
+      ask();
+    }
+  }, POLL_MS / 5);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...pending]);
+      return samples;
+    },
+  };
+}
+
+async function waitForJob(client: ApiClient, jobId: number): Promise<void> {
+  const deadline = Date.now() + 1_800_000;
+  for (;;) {
+    // A frozen service is what is measured: a status request it holds up is asked again.
+    const res = await client
+      .request("GET", `/api/v1/pipeline/jobs/${jobId}/status`)
+      .catch(() => ({ status: 0, body: undefined as any }));
+    if (res.status === 200 && res.body.status === "completed") return;
+    if (res.status === 200 && res.body.status === "failed") {
+      throw new Error(`training job ${jobId} failed: ${res.body.error}`);
+    }
+    if (Date.now() > deadline) throw new Error(`training job ${jobId} did not finish`);
+    await Bun.sleep(200);
+  }
+}
+
+/** Waits until the service reports the account's snapshot in memory (its gauge on /metrics). */
+async function waitForSnapshot(baseUrl: string, accountId: number): Promise<void> {
+  const series = `recsys_snapshot_memory_bytes_by_account{account_id="${accountId}"}`;
+  const deadline = Date.now() + 600_000;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    if (text.split("\n").some((line) => line.startsWith(series))) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`the snapshot of account ${accountId} was not loaded within 10 minutes`);
+}
+
+if (import.meta.main) {
+  const arg = (name: string, fallback: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+  };
+  const result = await measureTrainingStall({
+    repoRoot: arg("repo", `${import.meta.dir}/../..`),
+    store: process.argv.includes("--postgres") ? "postgres" : "pglite",
+    postgresAdminUrl: process.env["BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres",
+    products: Number(arg("products", "100000")),
+    interactions: Number(arg("interactions", "100000")),
+    ...(process.argv.includes("--keep-log") ? { keepLogAs: arg("keep-log", "/tmp/training-stall.log") } : {}),
+    log: (m) => process.stderr.write(`  [training-stall ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  process.exit(0);
+}

@@ -1,0 +1,69 @@
+/**
+ * Decodes an artifact in a Bun Worker (src/snapshots/decode-worker.ts) and reads its HNSW indexes on
+ * hnswlib's own threads, so loading a snapshot never holds the event loop that answers requests: a
+ * 100k-item model's decode, array copies and index reads take seconds of CPU between them.
+ */
+import { unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { type AnnIndex, type AnnSpace, attachAnnIndexes, readAnnIndexFileAsync } from "../engine";
+import type { DecodedArtifact, DecodeMessage, DecodeRequest, PlacedIndex } from "./decode-protocol";
+
+export type { DecodedArtifact } from "./decode-protocol";
+
+/**
+ * The artifact decoded, its model's indexes read and attached (`annIndexes(model)` returns them). Bytes
+ * passed in are moved to the worker: the caller must not use them afterwards.
+ */
+export async function decodeArtifact(
+  source: DecodeRequest["source"],
+  annFiles: DecodeRequest["annFiles"],
+): Promise<DecodedArtifact> {
+  const decoded = await inWorker({ source, annFiles, temporaryDir: tmpdir() });
+  const { model, ann } = decoded;
+  const [factors, content] = await Promise.all([
+    readIndex(ann.factors, model.als?.itemFactors, model.als?.k, "ip"),
+    readIndex(ann.content, model.content?.vectors, model.content?.dims, "cosine"),
+  ]);
+  attachAnnIndexes(model, { factors, content });
+  return decoded;
+}
+
+function inWorker(request: DecodeRequest): Promise<DecodedArtifact> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./decode-worker.ts", import.meta.url));
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      worker.terminate();
+      outcome();
+    };
+    worker.addEventListener("message", (event: MessageEvent<DecodeMessage>) => {
+      const message = event.data;
+      if (message.type === "done") finish(() => resolve(message));
+      else finish(() => reject(new Error(message.message)));
+    });
+    worker.addEventListener("error", (event: ErrorEvent) => {
+      finish(() => reject(new Error(`snapshot decoding worker crashed: ${event.message}`)));
+    });
+    worker.addEventListener("close", () => {
+      finish(() => reject(new Error("snapshot decoding worker exited before finishing")));
+    });
+    const transfer = "bytes" in request.source ? [request.source.bytes.buffer as ArrayBuffer] : [];
+    worker.postMessage(request, transfer);
+  });
+}
+
+async function readIndex(
+  placed: PlacedIndex | null,
+  vectors: Float32Array | undefined,
+  dims: number | undefined,
+  space: AnnSpace,
+): Promise<AnnIndex | null> {
+  if (placed === null || vectors === undefined || dims === undefined) return null;
+  try {
+    return await readAnnIndexFileAsync(placed.file, vectors, dims, space);
+  } finally {
+    if (placed.temporary) await unlink(placed.file).catch(() => {});
+  }
+}
