@@ -53,6 +53,7 @@ async function main(): Promise<number> {
       datasetsDir: args.datasetsDir,
       postgresAdminUrl: args.postgresAdminUrl,
       store: args.store,
+      split: args.split,
       log: (message) =>
         process.stderr.write(
           `  [${name} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`,

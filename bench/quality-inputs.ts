@@ -12,7 +12,7 @@ import { loadTrainingData } from "../src/training/load-data";
 import { loadRealDataset, type RealDatasetName } from "./data/loaders";
 import { publishedRoutes, registerTenant, waitForIngestionJob } from "./lib/api";
 import { startInProcessServer } from "./lib/in-process";
-import { interactionBodies, productBodies } from "./quality-api";
+import { interactionBodies, productBodies } from "./quality-served";
 
 export function inputStats(events: Interactions): Record<string, unknown> {
   const w = Float64Array.from(eventWeights(events, DEFAULT_WEIGHTS));

@@ -9,6 +9,7 @@ import { analyticsModule } from "./modules/analytics";
 import { apiKeysModule } from "./modules/api-keys";
 import { authModule } from "./modules/auth";
 import { billingModule } from "./modules/billing";
+import { dashboardModule } from "./modules/dashboard";
 import { endUsersModule } from "./modules/end-users";
 import { experimentsModule } from "./modules/experiments";
 import { healthModule } from "./modules/health";
@@ -80,7 +81,8 @@ export function createApp(deps: AppDeps) {
     .use(recommendationsModule(deps))
     .use(widgetModule(deps))
     .use(analyticsModule(deps))
-    .use(experimentsModule(deps));
+    .use(experimentsModule(deps))
+    .use(dashboardModule());
   built = app;
   return app;
 }

@@ -127,7 +127,14 @@ export async function trainAndWait(client: ApiClient, timeoutMs: number, options
   const jobId = started.jobId;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await client.request("GET", `/api/v1/pipeline/jobs/${jobId}/status`);
+    // A service busy publishing the model may leave one poll unanswered for a while: poll again.
+    const res = await client
+      .request("GET", `/api/v1/pipeline/jobs/${jobId}/status`)
+      .catch((error: unknown) => {
+        if ((error as Error).name === "TimeoutError" && Date.now() < deadline) return null;
+        throw error;
+      });
+    if (res === null) continue;
     if (res.status !== 200)
       throw new Error(`training status answered ${res.status}: ${JSON.stringify(res.body)}`);
     if (res.body.status === "completed") return res.body;

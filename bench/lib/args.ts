@@ -9,6 +9,8 @@ export interface BenchArgs {
   postgresAdminUrl: string;
   /** Parts that start the service run it on Postgres (`--postgres`) instead of the embedded store. */
   store: "pglite" | "postgres";
+  /** How the quality part holds out test interactions: per-user random draw, or a hash of (user, item). */
+  split: "random" | "hash";
   help: boolean;
 }
 
@@ -19,7 +21,8 @@ Parts: ${PART_NAMES.join(", ")} (default: all, in that order)
   --smoke           a tiny size that finishes in seconds (used by test/bench)
   --datasets <dir>  real data sets (default ../shared/datasets from the repo root, or BENCH_DATASETS_DIR)
   --out <dir>       where the JSON result goes (default bench/results)
-  --postgres        parts that start the service (training, serving) run it on Postgres, not the embedded store
+  --postgres        parts that start the service (quality, training, serving) run it on Postgres, not the embedded store
+  --split <kind>    quality: "random" per-user hold-out (default) or "hash" of (user, item), order-independent
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres) is the server on which
 the bench creates and drops its throw-away databases.`;
 
@@ -30,6 +33,7 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
   let resultsDir = join(repoRoot, "bench", "results");
   let help = false;
   let store: BenchArgs["store"] = "pglite";
+  let split: "random" | "hash" = "random";
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(process.cwd(), p));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -44,7 +48,11 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     else if (arg.startsWith("--datasets=")) datasetsDir = abs(arg.slice("--datasets=".length));
     else if (arg === "--out") resultsDir = abs(value());
     else if (arg === "--postgres") store = "postgres";
-    else if (arg === "--help" || arg === "-h") help = true;
+    else if (arg === "--split") {
+      const kind = value();
+      if (kind !== "random" && kind !== "hash") throw new Error(`--split takes random or hash\n\n${USAGE}`);
+      split = kind;
+    } else if (arg === "--help" || arg === "-h") help = true;
     else if ((PART_NAMES as readonly string[]).includes(arg)) {
       if (!parts.includes(arg as PartName)) parts.push(arg as PartName);
     } else throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
@@ -56,6 +64,7 @@ export function parseArgs(argv: string[], repoRoot: string, env = process.env): 
     resultsDir,
     postgresAdminUrl: env["BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres",
     store,
+    split,
     help,
   };
 }

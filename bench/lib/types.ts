@@ -71,6 +71,8 @@ export interface BenchContext {
   postgresAdminUrl: string;
   /** The store of the service the part starts (`--postgres`), for parts that measure one store at a time. */
   store: "pglite" | "postgres";
+  /** `--split`: the quality part's hold-out. */
+  split: "random" | "hash";
   log(message: string): void;
 }
 

@@ -69,6 +69,69 @@ export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): Hol
   return { trainIdx, testIdx };
 }
 
+/**
+ * Order-independent hold-out: a user-item pair is held out when a hash of (user key, item key, seed) falls
+ * below `fraction`, for users with at least `minInteractions` distinct items. The same pair lands on the
+ * same side whatever order the events arrived in, so concurrent ingestion cannot move the split (the
+ * random split above draws per user in event order). Keys default to the dense indices; pass stable ids
+ * (external ids) to make the split independent of how indices were assigned too.
+ */
+export function hashHoldoutSplit(
+  events: Interactions,
+  opts: {
+    fraction?: number;
+    minInteractions?: number;
+    seed?: number;
+    userKey?: (user: number) => string;
+    itemKey?: (item: number) => string;
+  } = {},
+): HoldoutSplit {
+  const fraction = opts.fraction ?? 0.2;
+  const minInteractions = opts.minInteractions ?? 5;
+  const seed = opts.seed ?? 42;
+  const n = events.user.length;
+  const rep = pairRepresentatives(events);
+  const distinct = new Int32Array(events.nUsers);
+  for (let i = 0; i < n; i++) if (rep[i] === i) distinct[events.user[i]!]!++;
+  const userKey = opts.userKey ?? String;
+  const itemKey = opts.itemKey ?? String;
+  const isTest = new Uint8Array(n);
+  let nTest = 0;
+  for (let i = 0; i < n; i++) {
+    const u = events.user[i]!;
+    if (distinct[u]! < minInteractions) continue;
+    if (rep[i] === i) {
+      const h = fnv1a(`${seed}\u0000${userKey(u)}\u0000${itemKey(events.item[i]!)}`);
+      isTest[i] = h / 4294967296 < fraction ? 1 : 0;
+    } else isTest[i] = isTest[rep[i]!]!;
+    nTest += isTest[i]!;
+  }
+  const trainIdx = new Int32Array(n - nTest);
+  const testIdx = new Int32Array(nTest);
+  let tr = 0;
+  let te = 0;
+  for (let i = 0; i < n; i++) {
+    if (isTest[i]) testIdx[te++] = i;
+    else trainIdx[tr++] = i;
+  }
+  return { trainIdx, testIdx };
+}
+
+/** 32-bit FNV-1a with a final avalanche, so close keys ("u1|i1", "u1|i2") spread over the whole range. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 function pairRepresentatives(events: Interactions): Int32Array {
   const first = new Map<number, number>();
   const rep = new Int32Array(events.user.length);

@@ -10,7 +10,7 @@ import type { BlendWeights, Model } from "./model";
 import { computePopularity, type PopularityOptions } from "./popularity";
 import type { Csr } from "./sparse";
 import type { Interactions, ItemMeta } from "./types";
-import { buildWeightedMatrix, eventWeights, type WeightConfig } from "./weighting";
+import { autoHalfLifeDays, buildWeightedMatrix, eventWeights, type WeightConfig } from "./weighting";
 
 /** One concrete configuration of every model part; what the search picks and the refit reuses. */
 export interface FitConfig {
@@ -117,11 +117,16 @@ export function fitModel(
     content:
       buildAnn && content ? serializeAnnIndex(buildAnnIndex(content.vectors, content.dims, "cosine")) : null,
   };
+  // The decay's half-life as resolved for these events, so request-time histories decay alike.
+  const weights: WeightConfig =
+    cfg.weights.halfLifeDays === "auto"
+      ? { ...cfg.weights, halfLifeDays: autoHalfLifeDays(events.ts) }
+      : cfg.weights;
   const model: Model = {
     formatVersion: 1,
     nItems: events.nItems,
     params: opts.params ?? {},
-    weights: cfg.weights,
+    weights,
     blend: cfg.blend,
     easeValues: cfg.ease?.values ?? "binary",
     ease,

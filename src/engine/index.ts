@@ -8,23 +8,21 @@
  *   serializeModel(model) → Uint8Array; deserializeModel(bytes) → Model (zero-copy typed-array views, mostly-zero
  *   arrays expanded); modelArrayBytes(model) → its in-memory size.
  *
- * Serving (items are dense indices; callers map external ids):
- *   scoreForUser(model, history) → Float32Array over all items (EASE row or ALS fold-in, blended)
- *   recommendForUser(model, history, k, filter?) → { items, scores } (history excluded; HNSW on big catalogues)
- *   similarItems(model, item, k, filter?)      collaborative + content neighbours
- *   complementaryItems(model, items, k, filter?) co-occurrence ("bought together"), topped up by similarity
- *   popularItems(model, categoryId | "all", k?, { trending?, filter? })
+ * Ranking (items are dense indices; callers map external ids). The service ranks in
+ * src/modules/recommendations (candidates, filters, pages) with the blend of ranking/blend.ts; training
+ * evaluates with the same blend:
+ *   scoreForUser(model, history) → Float32Array over all items, the model's tuned blend (ranking/personal.ts)
+ *   scaleToUnit, blendInto, tunedWeights, interactionWeight   the one blend (ranking/blend.ts)
  *   topK(scores, k, predicate?, exclude?)      heap selection, best first
- *   mmrRerank(model, candidates, scores, k, λ?) diversity over category + factors
  *   foldInUser(basis, history) → user factor vector (one k×k solve)
- *   historyFromEvents(model, { items, types, values? }) → History weighted like training
- *   explainByHistory(model, item, history) → the history item that best explains a recommendation
+ *   annIndexes(model), detachFromArtifact(model) a loaded model's HNSW indexes (ann-files.ts)
  *
  * Building blocks (also used by benchmarks and tests): weighting, CSR matrices, implicit ALS (CG), EASE,
  * co-occurrence, hashed TF-IDF content vectors, popularity/trending, hold-out evaluation, HNSW wrapper,
  * C kernels with TypeScript fallbacks (native.ts).
  */
 export { type AlsFactors, type AlsOptions, alsLoss, DEFAULT_ALS, fitAls } from "./als";
+export { type AnnFiles, annIndexes, attachAnnIndexes, detachFromArtifact } from "./ann-files";
 export { buildCategoryIndex, type CategoryIndex, findCategory } from "./categories";
 export { buildContentVectors, type ContentOptions } from "./content";
 export { buildCooccurrence, type CooccurrenceOptions } from "./cooccurrence";
@@ -52,7 +50,6 @@ export {
   serializeAnnIndex,
 } from "./hnsw";
 export { spdInverse } from "./linalg";
-export { itemSimilarity, mmrRerank } from "./mmr";
 export type { BlendWeights, Model } from "./model";
 export { nativeKernels, setNativeCacheDir, setNativeEnabled } from "./native";
 export {
@@ -63,7 +60,15 @@ export {
   type PopularityModel,
   type PopularityOptions,
 } from "./popularity";
-export { scoreForUser } from "./scoring";
+export {
+  blendInto,
+  interactionWeight,
+  type RankComponent,
+  type RankWeights,
+  scaleToUnit,
+  tunedWeights,
+} from "./ranking/blend";
+export { scoreForUser } from "./ranking/personal";
 export {
   deserializeModel,
   modelArrayBytes,
@@ -71,19 +76,6 @@ export {
   releaseNonZeroPositions,
   serializeModel,
 } from "./serialize";
-export {
-  type AnnFiles,
-  annIndexes,
-  attachAnnIndexes,
-  complementaryItems,
-  detachFromArtifact,
-  explainByHistory,
-  historyFromEvents,
-  popularItems,
-  type Recommendation,
-  recommendForUser,
-  similarItems,
-} from "./serving";
 export { buildCsr, type Csr, transposeCsr } from "./sparse";
 export { topK } from "./topk";
 export {

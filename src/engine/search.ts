@@ -1,10 +1,17 @@
-import { easeScores } from "./ease";
-import { evaluateRanking, heldOutSets, holdoutSplit, type RankingMetrics } from "./evaluate";
+import { type EaseModel, easeScores } from "./ease";
+import {
+  evaluateRanking,
+  type HoldoutSplit,
+  heldOutSets,
+  holdoutSplit,
+  type RankingMetrics,
+} from "./evaluate";
 import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";
 import { foldInUser, scoreFactors } from "./fold-in";
 import type { BlendWeights } from "./model";
+import { blendInto, tunedWeights } from "./ranking/blend";
+import { type PersonalComponent, personalComponent } from "./ranking/personal";
 import { createRng } from "./rng";
-import { type Component, componentScores } from "./scoring";
 import type { Csr } from "./sparse";
 import type { History, Interactions, ItemMeta } from "./types";
 import { buildWeightedMatrix, selectEvents } from "./weighting";
@@ -24,7 +31,15 @@ export interface SearchOptions {
   lambdaCostBudget: number;
   /** Cap on cached component floats (users × components × items) during the blend search. */
   maxCachedFloats: number;
+  /**
+   * The split to choose on (training's own hold-out, so the choice is made on as much data as the measured
+   * model is fit on); absent: a split of `trainEvents` drawn here.
+   */
+  split?: HoldoutSplit;
 }
+
+/** Relative shortfall of validation NDCG@10 within which a smaller EASE λ is preferred (see searchConfig). */
+const LAMBDA_TOLERANCE = 0.01;
 
 export interface SearchTrial {
   what: string;
@@ -33,6 +48,8 @@ export interface SearchTrial {
 
 export interface SearchResult {
   config: FitConfig;
+  /** The chosen EASE fit on the split's training part (reusable by a caller measuring on that split). */
+  ease: EaseModel | null;
   trials: SearchTrial[];
   validationUsers: number;
 }
@@ -73,12 +90,12 @@ export function searchConfig(
   o: SearchOptions,
   onProgress?: (fraction: number) => void,
 ): SearchResult {
-  const split = holdoutSplit(trainEvents, { seed: o.seed + 1 });
+  const split = o.split ?? holdoutSplit(trainEvents, { seed: o.seed + 1 });
   const valEvents = selectEvents(trainEvents, split.trainIdx);
   const matrix = buildWeightedMatrix(valEvents, base.weights);
   const held = heldOutSets(trainEvents, split, matrix);
   const trials: SearchTrial[] = [];
-  if (held.size < 10) return { config: base, trials, validationUsers: held.size };
+  if (held.size < 10) return { config: base, ease: null, trials, validationUsers: held.size };
   const useEase = easeFits(matrix, base, o.maxEaseMinSupport);
   let users = sampleUsers(held, o.maxUsers, o.seed + 2);
   const evalUsers = (scorer: (u: number, out: Float32Array) => void): RankingMetrics =>
@@ -86,10 +103,11 @@ export function searchConfig(
   let config: FitConfig = { ...base, ease: useEase ? base.ease : null };
   // 1. Primary collaborative model alone.
   let best = -1;
-  let bestEase = null;
+  let bestEase: EaseModel | null = null;
   if (useEase && base.ease) {
     const m = chooseMinSupport(matrix, base.ease.targetItems, base.ease.minSupport).items;
     const tries = Math.max(1, Math.min(o.lambdas.length, Math.floor(o.lambdaCostBudget / m ** 3)));
+    const fits: { lambda: number; score: number; cfg: FitConfig; ease: EaseModel }[] = [];
     for (const [i, lambda] of o.lambdas.slice(0, tries).entries()) {
       const cfg: FitConfig = { ...config, ease: { ...base.ease, lambda } };
       const ease = fitEasePart(matrix, cfg)!;
@@ -99,13 +117,20 @@ export function searchConfig(
         easeScores(ease, h.items, w, out);
       });
       trials.push({ what: `ease lambda=${lambda}`, ndcgAt10: r.ndcgAt10 ?? 0 });
-      if ((r.ndcgAt10 ?? 0) > best) {
-        best = r.ndcgAt10 ?? 0;
-        config = cfg;
-        bestEase = ease;
-      }
+      fits.push({ lambda, score: r.ndcgAt10 ?? 0, cfg, ease });
       onProgress?.((0.5 * (i + 1)) / tries);
     }
+    // The served model is refit on every event, and its users' histories are whole where the validation
+    // users lost a fifth of theirs: with more evidence per user, less shrinkage serves better. So among the
+    // λ within LAMBDA_TOLERANCE of the best validation figure (a gap that size is within the split's noise)
+    // the smallest is taken.
+    best = Math.max(...fits.map((f) => f.score));
+    const chosen = fits
+      .filter((f) => f.score >= best * (1 - LAMBDA_TOLERANCE))
+      .sort((a, b) => a.lambda - b.lambda)[0]!;
+    best = chosen.score;
+    config = chosen.cfg;
+    bestEase = chosen.ease;
   } else {
     for (const [i, g] of o.alsGrid.entries()) {
       const cfg: FitConfig = { ...config, als: { ...base.als, ...g } };
@@ -126,63 +151,43 @@ export function searchConfig(
       onProgress?.((0.5 * (i + 1)) / o.alsGrid.length);
     }
   }
-  // 2. Blend weights by coordinate ascent over cached, max-scaled component scores.
+  // 2. Blend weights by coordinate ascent, each candidate blend scored as the ranker serves it (the
+  // components scaled over the answerable items, see ranking/blend.ts), from cached component scores.
   const model = fitModel(valEvents, items, config, {
-    needAls: useEase,
+    needAls: false,
     withCooccurrence: false,
     ease: bestEase,
   }).model;
-  const comps: Component[] = [
-    "cf",
-    ...(useEase ? (["als"] as const) : []),
-    ...(model.content ? (["content"] as const) : []),
-    "popularity",
-  ];
+  const comps: PersonalComponent[] = ["collab", ...(model.content ? (["content"] as const) : []), "trend"];
   const maxUsers = Math.max(10, Math.floor(o.maxCachedFloats / (comps.length * matrix.nCols)));
   if (users.length > maxUsers) users = users.slice(0, maxUsers);
-  const cache = new Map<number, Float32Array[]>();
+  const cache = new Map<number, Partial<Record<PersonalComponent, Float32Array>>>();
   for (const u of users) {
     const h = userHistory(matrix, u);
-    cache.set(
-      u,
-      comps.map((c) => {
-        const v = new Float32Array(matrix.nCols);
-        componentScores(model, h, c, v);
-        let m = 0;
-        for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i]!));
-        if (m > 0) for (let i = 0; i < v.length; i++) v[i]! /= m;
-        return v;
-      }),
-    );
+    const parts: Partial<Record<PersonalComponent, Float32Array>> = {};
+    for (const c of comps) {
+      const v = new Float32Array(matrix.nCols);
+      if (personalComponent(model, h, c, v)) parts[c] = v;
+    }
+    cache.set(u, parts);
   }
   const blendScore = (bw: BlendWeights): number => {
-    const wts = comps.map((c) => bw[c]);
-    return (
-      evalUsers((u, out) => {
-        const parts = cache.get(u)!;
-        out.fill(0);
-        for (let c = 0; c < parts.length; c++) {
-          const w = wts[c]!;
-          if (w === 0) continue;
-          const p = parts[c]!;
-          for (let i = 0; i < out.length; i++) out[i]! += w * p[i]!;
-        }
-      }).ndcgAt10 ?? 0
-    );
+    const weights = tunedWeights(bw);
+    return evalUsers((u, out) => blendInto(out, weights, cache.get(u)!)).ndcgAt10 ?? 0;
   };
   let blend: BlendWeights = { cf: 1, als: 0, content: 0, popularity: 0 };
   let blendBest = blendScore(blend);
-  const grid: Record<Component, number[]> = {
-    cf: [1],
-    als: [0, 0.1, 0.2, 0.4, 0.8],
-    content: [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3],
-    popularity: [0, 0.02, 0.05, 0.1, 0.2, 0.4],
+  const grid: Record<PersonalComponent, [keyof BlendWeights, number[]]> = {
+    collab: ["cf", [1]],
+    content: ["content", [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3]],
+    trend: ["popularity", [0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8]],
   };
   for (let round = 0; round < 2; round++) {
     for (const c of comps) {
-      for (const v of grid[c]) {
-        if (v === blend[c]) continue;
-        const candidate = { ...blend, [c]: v };
+      const [key, values] = grid[c];
+      for (const v of values) {
+        if (v === blend[key]) continue;
+        const candidate = { ...blend, [key]: v };
         const s = blendScore(candidate);
         if (s > blendBest + 1e-6) {
           blendBest = s;
@@ -193,5 +198,5 @@ export function searchConfig(
     onProgress?.(0.75 + (0.25 * (round + 1)) / 2);
   }
   trials.push({ what: `blend ${JSON.stringify(blend)}`, ndcgAt10: blendBest });
-  return { config: { ...config, blend }, trials, validationUsers: users.length };
+  return { config: { ...config, blend }, ease: bestEase, trials, validationUsers: users.length };
 }

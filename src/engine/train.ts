@@ -1,12 +1,12 @@
 import { type AlsOptions, DEFAULT_ALS } from "./als";
 import type { CooccurrenceOptions } from "./cooccurrence";
-import { itemSupport } from "./ease";
+import { type EaseModel, itemSupport } from "./ease";
 import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
 import type { BlendWeights, Model } from "./model";
 import type { PopularityOptions } from "./popularity";
+import { scoreForUser } from "./ranking/personal";
 import { createRng } from "./rng";
-import { scoreForUser } from "./scoring";
 import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
 import type { Interactions, ItemMeta, ProgressFn } from "./types";
 import { buildWeightedMatrix, DEFAULT_WEIGHTS, selectEvents, type WeightConfig } from "./weighting";
@@ -107,7 +107,7 @@ export function trainModel(
   const trainEvents = selectEvents(events, split.trainIdx);
   const searchOpts: SearchOptions = {
     seed,
-    lambdas: options.lambdas ?? [200, 500, 100, 1000],
+    lambdas: options.lambdas ?? [200, 400, 100, 800],
     alsGrid: [
       { regularization: 0.1, alpha: 10 },
       { regularization: 0.1, alpha: 40 },
@@ -119,11 +119,17 @@ export function trainModel(
     maxCachedFloats: 60_000_000,
   };
   let trials: unknown[] = [];
+  let chosenEase: EaseModel | null | undefined;
   if (options.search !== false) {
     report("search", 2);
-    const found = searchConfig(trainEvents, items, config, searchOpts, (f) => report("search", 2 + 48 * f));
+    // Chosen on the hold-out the job reports: one split, so the choice sees as much data as the measured
+    // model (a split nested inside it would choose for a smaller data set than the one served).
+    const found = searchConfig(events, items, config, { ...searchOpts, split }, (f) =>
+      report("search", 2 + 48 * f),
+    );
     config = found.config;
     trials = found.trials;
+    if (found.ease !== null) chosenEase = found.ease;
   }
   report("evaluate", 50);
   // Decide EASE vs ALS once, on the training part, so the measured model and the published one agree.
@@ -133,8 +139,16 @@ export function trainModel(
   ) {
     config = { ...config, ease: null };
   }
-  const evalFit = fitModel(trainEvents, items, config, { needAls: false, withCooccurrence: false }, (s, f) =>
-    report(`evaluate:${s}`, 50 + 20 * f),
+  const evalFit = fitModel(
+    trainEvents,
+    items,
+    config,
+    {
+      needAls: false,
+      withCooccurrence: false,
+      ...(config.ease && chosenEase !== undefined ? { ease: chosenEase } : {}),
+    },
+    (s, f) => report(`evaluate:${s}`, 50 + 20 * f),
   );
   const metrics = evaluateModel(
     evalFit.model,

@@ -200,7 +200,8 @@ const validationBody = () => {
             loc: {
               type: "array",
               items: { anyOf: [{ type: "string" }, { type: "integer" }] },
-              description: 'Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"]',
+              description:
+                'Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"]',
             },
             msg: { type: "string" },
             type: { type: "string" },

@@ -115,6 +115,29 @@ describe.skipIf(!enabled)("single binary from an empty directory", () => {
     expect(docs.status).toBe(200);
   });
 
+  test("serves the dashboard and its assets (embedded in the binary), and sends browsers from / to it", async () => {
+    const base = (server as ServerProcess).baseUrl;
+    const shell = await fetch(`${base}/dashboard`);
+    expect(shell.status).toBe(200);
+    expect(shell.headers.get("content-type")).toContain("text/html");
+    const html = await shell.text();
+    const assets = [...html.matchAll(/\/dashboard\/assets\/[\w.-]+/g)].map((match) => match[0]);
+    expect(assets.some((path) => path.endsWith(".js"))).toBe(true);
+    expect(assets.some((path) => path.endsWith(".css"))).toBe(true);
+    for (const path of assets) {
+      const asset = await fetch(`${base}${path}`);
+      expect({ path, status: asset.status }).toEqual({ path, status: 200 });
+      expect(asset.headers.get("content-type")).toMatch(path.endsWith(".js") ? /javascript/ : /text\/css/);
+      expect((await asset.text()).length).toBeGreaterThan(1000);
+    }
+    // A path of the app (routed in the browser) answers the same shell.
+    expect(await (await fetch(`${base}/dashboard/training`)).text()).toBe(html);
+    const root = await fetch(`${base}/`, { headers: { accept: "text/html" }, redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/dashboard");
+    expect((await fetch(`${base}/`)).status).toBe(404);
+  });
+
   test("serves the widget bundled into the binary (no source tree to build it from)", async () => {
     const res = await fetch(`${(server as ServerProcess).baseUrl}/widget.js`);
     expect(res.status).toBe(200);

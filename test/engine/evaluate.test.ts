@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { evaluateRanking, heldOutSets, holdoutSplit } from "../../src/engine/evaluate";
+import { evaluateRanking, hashHoldoutSplit, heldOutSets, holdoutSplit } from "../../src/engine/evaluate";
 import { buildWeightedMatrix, selectEvents } from "../../src/engine/weighting";
 import { interactionsFrom, smallSynthetic } from "./helpers";
 
@@ -70,5 +70,29 @@ describe("hold-out protocol", () => {
     const r = evaluateRanking(train, heldOutSets(ev, s, train), (_u, out) => out.fill(0));
     expect(r.note).toBe("insufficient data");
     expect(r.ndcgAt10).toBeNull();
+  });
+});
+
+describe("hash hold-out", () => {
+  const data = smallSynthetic();
+  const pairs = (events: typeof data.events, idx: Int32Array) =>
+    new Set([...idx].map((e) => `${events.user[e]}:${events.item[e]}`));
+
+  test("holds out about 20% of pairs, never one pair on both sides, whatever order the events came in", () => {
+    const split = hashHoldoutSplit(data.events, { seed: 42 });
+    const ratio = split.testIdx.length / data.events.user.length;
+    expect(ratio).toBeGreaterThan(0.15);
+    expect(ratio).toBeLessThan(0.25);
+    const test = pairs(data.events, split.testIdx);
+    for (const pair of pairs(data.events, split.trainIdx)) expect(test.has(pair)).toBe(false);
+    // The same events in reverse order: the same pairs are held out.
+    const n = data.events.user.length;
+    const reversed = selectEvents(
+      data.events,
+      Int32Array.from({ length: n }, (_, i) => n - 1 - i),
+    );
+    const again = hashHoldoutSplit(reversed, { seed: 42 });
+    expect(pairs(reversed, again.testIdx)).toEqual(test);
+    expect(hashHoldoutSplit(data.events, { seed: 7 }).testIdx).not.toEqual(split.testIdx);
   });
 });

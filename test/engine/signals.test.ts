@@ -2,13 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { buildCategoryIndex, findCategory } from "../../src/engine/categories";
 import { buildContentVectors } from "../../src/engine/content";
 import { buildCooccurrence } from "../../src/engine/cooccurrence";
-import { mmrRerank } from "../../src/engine/mmr";
 import { computePopularity } from "../../src/engine/popularity";
-import { complementaryItems, historyFromEvents, popularItems, similarItems } from "../../src/engine/serving";
-import { trainModel } from "../../src/engine/train";
 import { EventType } from "../../src/engine/types";
 import { eventWeights } from "../../src/engine/weighting";
-import { interactionsFrom, smallSynthetic } from "./helpers";
+import { interactionsFrom } from "./helpers";
 
 const cos = (v: Float32Array, d: number, a: number, b: number) => {
   let s = 0;
@@ -115,57 +112,5 @@ describe("popularity", () => {
     ];
     expect(row).toEqual([0, 1]);
     expect(pop.trending[1]!).toBeGreaterThan(pop.trending[0]!);
-  });
-});
-
-describe("serving primitives", () => {
-  const data = smallSynthetic();
-  const { model } = trainModel({ events: data.events, items: data.items }, { search: false });
-  const cat = data.itemCategory;
-
-  test("similar items mostly share the item's category", () => {
-    const sim = similarItems(model, 0, 10);
-    expect(sim.items.length).toBe(10);
-    expect([...sim.items]).not.toContain(0);
-    const same = [...sim.items].filter((i) => cat[i] === cat[0]).length;
-    expect(same).toBeGreaterThanOrEqual(7);
-    const filtered = similarItems(model, 0, 5, (i) => i % 2 === 1);
-    expect([...filtered.items].every((i) => i % 2 === 1)).toBe(true);
-  });
-
-  test("complementary items exclude the cart and are returned best first", () => {
-    const rec = complementaryItems(model, [0, 1], 8);
-    expect(rec.items.length).toBe(8);
-    expect([...rec.items]).not.toContain(0);
-    for (let i = 1; i < rec.scores.length; i++)
-      expect(rec.scores[i]!).toBeLessThanOrEqual(rec.scores[i - 1]!);
-  });
-
-  test("popular items by category stay inside the category", () => {
-    const c = model.categories.itemCategory[5]!;
-    const top = popularItems(model, c, 5);
-    expect(top.items.length).toBeGreaterThan(0);
-    expect([...top.items].every((i) => model.categories.itemCategory[i] === c)).toBe(true);
-    expect(popularItems(model, "all", 10).items.length).toBe(10);
-  });
-
-  test("MMR trades a little relevance for category diversity", () => {
-    const cand = Int32Array.from({ length: 60 }, (_, i) => i * 5);
-    const scores = Float32Array.from(cand, (i) => 1 - i / 1000);
-    const plain = [...cand.slice(0, 10)];
-    const diverse = [...mmrRerank(model, cand, scores, 10, 0.5)];
-    const cats = (xs: number[]) => new Set(xs.map((i) => cat[i])).size;
-    expect(cats(diverse)).toBeGreaterThanOrEqual(cats(plain));
-    expect(diverse[0]).toBe(plain[0]);
-  });
-
-  test("history from raw events applies the model's weights and sums repeats", () => {
-    const h = historyFromEvents(model, {
-      items: [4, 4, 9],
-      types: [EventType.VIEW, EventType.PURCHASE, EventType.DISLIKE],
-    });
-    expect([...h.items]).toEqual([4, 9]);
-    expect(h.weights[0]!).toBeCloseTo(model.weights.view + model.weights.purchase, 5);
-    expect(h.weights[1]!).toBeLessThan(0);
   });
 });

@@ -275,7 +275,7 @@ describe("history read with the model in memory", () => {
     const fromDatabase = await new HistoryCache(database).get(tenant.accountId, user);
     expect(fromModel.events.length).toBeGreaterThan(0);
     expect(fromModel.events).toEqual(fromDatabase.events);
-    expect([...fromModel.purchased].sort()).toEqual([...fromDatabase.purchased].sort());
+    expect([...fromModel.interacted].sort()).toEqual([...fromDatabase.interacted].sort());
     // A product the model does not know: the read falls back to the database's names.
     const created = await ctx.request("POST", "/api/v1/products/", {
       apiKey: tenant.apiKey,
@@ -286,7 +286,7 @@ describe("history read with the model in memory", () => {
     const withNew = await read();
     expect(statements).toHaveLength(2);
     expect(withNew.events[0]!.externalProductId).toBe("p-after-training");
-    expect(withNew.purchased).toContain("p-after-training");
+    expect(withNew.interacted).toContain("p-after-training");
   });
 });
 

@@ -31,7 +31,7 @@ describe("end-user history cache", () => {
     const changed = await cache.get(tenant.accountId, "steady");
     expect(changed).not.toBe(first);
     expect(changed.events.map((e) => e.externalProductId)).toEqual(["p2", "p1"]);
-    expect(changed.purchased).toEqual(["p2"]);
+    expect([...changed.interacted].sort()).toEqual(["p1", "p2"]);
   });
 
   test("interactions recorded here are taken into the cached history as a read would return them", async () => {
@@ -62,7 +62,7 @@ describe("end-user history cache", () => {
     histories.invalidate(tenant.accountId, "recorder");
     const read = await histories.get(tenant.accountId, "recorder");
     expect(updated!.events).toEqual(read.events);
-    expect([...updated!.purchased].sort()).toEqual([...read.purchased].sort());
+    expect([...updated!.interacted].sort()).toEqual([...read.interacted].sort());
     expect(read.events.map((e) => e.externalProductId)).toEqual(["p2", "p1", "p3"]);
   });
 

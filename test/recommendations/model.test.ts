@@ -1,4 +1,9 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { scoreForUser } from "../../src/engine/ranking/personal";
+import { topK } from "../../src/engine/topk";
+import { denseHistory } from "../../src/modules/recommendations/blend";
+import { HISTORY_LENGTH } from "../../src/modules/recommendations/history-cache";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { ALLOWED_ORIGIN, createKey, registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -126,6 +131,65 @@ describe("recommendations with a trained model", () => {
       expect(c).toBe(1);
       expect(10 + p).toBeLessThanOrEqual(15);
       expect([0, 1]).toContain(p % 3);
+    }
+  });
+
+  test("the default answer is the ranking training measures: the model's tuned blend, own items left out", async () => {
+    const user = "u-5";
+    const res = await ctx.request("POST", QUERY, {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: user, limit: 10 },
+    });
+    expect(res.status).toBe(200);
+    const view = await ctx.deps.recommendations.view(tenant.accountId);
+    const model = view.snapshot!.model;
+    const history = await ctx.deps.recommendations.histories.get(tenant.accountId, user);
+    // The history as the model reads it, scored by the engine's blend (what the job's evaluation calls).
+    const dense = denseHistory(view.table, history, model.weights);
+    expect(dense.items.length).toBeGreaterThan(0);
+    const scores = scoreForUser(model, dense);
+    const leftOut = [...dense.items];
+    for (let i = 0; i < view.table.size; i++) if (view.table.deleted[i] === 1) leftOut.push(i);
+    const expected = [...topK(scores, 10, null, Int32Array.from(leftOut))].map(
+      (i) => view.table.externalIds[i]!,
+    );
+    expect(ids(res.body)).toEqual(expected);
+  });
+
+  test("every product of a long history is left out, beyond the latest interactions fold-in reads", async () => {
+    const user = `long-${crypto.randomUUID()}`;
+    const db = ctx.deps.database;
+    await db.rows(sql`insert into end_users (account_id, external_id) values (${tenant.accountId}, ${user})`);
+    const old = Date.now() - 30 * 86_400_000;
+    // One old purchase and one old view, then more recent views than a history read returns.
+    const rows = [
+      sql`(${"p-0-1"}, 'PURCHASE', ${new Date(old)})`,
+      sql`(${"p-0-2"}, 'VIEW', ${new Date(old + 1000)})`,
+      ...Array.from(
+        { length: HISTORY_LENGTH + 20 },
+        (_, k) => sql`(${`p-2-${k % 10}`}, 'VIEW', ${new Date(old + 86_400_000 + k * 1000)})`,
+      ),
+    ];
+    await db.rows(sql`
+      insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+      select ${tenant.accountId}, u.id, p.id, v.type, 1, v.at::timestamptz
+      from (values ${sql.join(rows, sql`, `)}) as v(product, type, at)
+      join end_users u on u.account_id = ${tenant.accountId} and u.external_id = ${user}
+      join products p on p.account_id = ${tenant.accountId} and p.external_id = v.product`);
+    const history = await ctx.deps.recommendations.histories.get(tenant.accountId, user);
+    expect(history.events).toHaveLength(HISTORY_LENGTH);
+    expect(history.events.map((e) => e.externalProductId)).not.toContain("p-0-2");
+    for (const strategy of ["hybrid", "collab", "content_based", "popularity"]) {
+      const res = await ctx.request("POST", QUERY, {
+        apiKey: tenant.apiKey,
+        body: { external_user_id: user, strategy, limit: 40 },
+      });
+      expect(res.status).toBe(200);
+      const answered = ids(res.body);
+      expect(answered.length).toBeGreaterThan(0);
+      for (const own of ["p-0-1", "p-0-2", ...Array.from({ length: 10 }, (_, k) => `p-2-${k}`)]) {
+        expect(answered).not.toContain(own);
+      }
     }
   });
 

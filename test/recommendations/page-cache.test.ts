@@ -18,7 +18,7 @@ function history(): UserHistory {
     priceRangeMin: null,
     priceRangeMax: null,
     events: [],
-    purchased: [],
+    interacted: [],
   };
 }
 

@@ -3,21 +3,23 @@
  * that blend them per strategy, goal and preset.
  */
 
+import {
+  interactionWeight,
+  RANK_COMPONENTS,
+  type RankComponent,
+  type RankWeights,
+  scaleToUnit,
+  trendValue,
+} from "../../engine/ranking/blend";
+import { DEFAULT_WEIGHTS, type WeightConfig } from "../../engine/weighting";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import { categoryMatcher } from "./item-table";
 import type { DenseHistory, SignalQuery } from "./signals";
 
-export type Component = "collab" | "content" | "trend" | "similar" | "complementary" | "preference";
-export const COMPONENTS: readonly Component[] = [
-  "collab",
-  "content",
-  "trend",
-  "similar",
-  "complementary",
-  "preference",
-];
-export type Weights = Partial<Record<Component, number>>;
+export type Component = RankComponent;
+export const COMPONENTS = RANK_COMPONENTS;
+export type Weights = RankWeights;
 
 export interface ComponentScores {
   values: Partial<Record<Component, Float32Array>>;
@@ -25,63 +27,83 @@ export interface ComponentScores {
   anchors: Partial<Record<"similar" | "complementary", Int32Array>>;
 }
 
-/** Interaction weight by type for the user's vector: a purchase says more than a view; a dislike counts against. */
-const TYPE_WEIGHT: Record<string, number> = {
-  PURCHASE: 5,
-  CART: 3,
-  LIKE: 3,
-  CLICK: 1.5,
-  VIEW: 1,
-  SEARCH: 0.5,
-  DISLIKE: -5,
-};
+const DAY_MS = 86_400_000;
 
 export interface TypedHistory extends DenseHistory {
-  /** Interaction type per entry, aligned with `items`. */
+  /** The interaction type that weighs most per entry, aligned with `items`. */
   types: string[];
 }
 
-export function denseHistory(table: ItemTable, history: UserHistory): TypedHistory {
+/**
+ * The history as the model reads it: one entry per distinct product (newest first), its weight the sum of
+ * its interactions' weights by the table training weighs its matrix with, as a training row is; products
+ * of older interactions follow.
+ */
+export function denseHistory(
+  table: ItemTable,
+  history: UserHistory,
+  config: Readonly<WeightConfig> = DEFAULT_WEIGHTS,
+): TypedHistory {
+  const position = new Map<number, number>();
   const items: number[] = [];
   const weights: number[] = [];
   const types: string[] = [];
+  const strongest: number[] = [];
+  // Training decays each event by its age from the newest one; measured from the user's newest event
+  // instead, every weight of the user differs by one common factor, which no ranking signal sees.
+  const halfLife = config.halfLifeDays;
+  const perMs =
+    typeof halfLife === "number" && halfLife > 0 && Number.isFinite(halfLife) ? 1 / (halfLife * DAY_MS) : 0;
+  const newest = history.events[0]?.occurredAt ?? 0;
   for (const event of history.events) {
     const index = table.indexOf.get(event.externalProductId);
     if (index === undefined) continue;
-    items.push(index);
-    types.push(event.type);
-    weights.push(event.type === "RATING" ? Math.min(event.value, 5) / 5 : (TYPE_WEIGHT[event.type] ?? 1));
+    let w = interactionWeight(event.type, event.value, config);
+    if (perMs > 0) w *= 2 ** (-(newest - event.occurredAt) * perMs);
+    const at = position.get(index);
+    if (at === undefined) {
+      position.set(index, items.length);
+      items.push(index);
+      weights.push(w);
+      types.push(event.type);
+      strongest.push(Math.abs(w));
+    } else {
+      weights[at]! += w;
+      if (Math.abs(w) > strongest[at]!) {
+        strongest[at] = Math.abs(w);
+        types[at] = event.type;
+      }
+    }
+  }
+  // Products interacted with before the latest events still say what the user likes (a training row holds
+  // them all): they join at the weight of the weakest positive entry, as the oldest evidence there is.
+  if (history.interacted.length > position.size) {
+    let floor = Number.POSITIVE_INFINITY;
+    for (const w of weights) if (w > 0 && w < floor) floor = w;
+    if (!Number.isFinite(floor)) floor = interactionWeight("VIEW", 1, config);
+    for (const id of history.interacted) {
+      const index = table.indexOf.get(id);
+      if (index === undefined || position.has(index)) continue;
+      position.set(index, items.length);
+      items.push(index);
+      weights.push(floor);
+      types.push("VIEW");
+    }
   }
   return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
 }
 
-/**
- * Scales raw scores (one per candidate) in place to [0, 1] by their maximum; negative values (a signed dot
- * product pointing away from the user) and non-finite ones count as no signal. The maximum over the
- * candidates is the maximum over every eligible item, because each signal's best eligible items are among
- * the candidates, so the candidate path and the whole-catalogue path scale alike.
- */
-export function scaleInPlace(values: Float32Array): Float32Array {
-  let max = 0;
-  for (let p = 0; p < values.length; p++) {
-    const v = values[p]!;
-    if (v > max && Number.isFinite(v)) max = v;
-  }
-  for (let p = 0; p < values.length; p++) {
-    const v = values[p]!;
-    values[p] = max > 0 && v > 0 && Number.isFinite(v) ? v / max : 0;
-  }
-  return values;
-}
+/** Scales raw scores (one per candidate) in place to [0, 1]: the ranker's one scaling (engine/ranking). */
+export const scaleInPlace = scaleToUnit;
 
 const logPopularities = new WeakMap<Float32Array, Float32Array>();
 
-/** log(1 + popularity), negatives as 0: what the trend component ranks by, worked out once per array. */
+/** What the trend component ranks by (ranking/blend.ts), worked out once per array. */
 function logPopularity(popularity: Float32Array): Float32Array {
   let out = logPopularities.get(popularity);
   if (out === undefined) {
     out = new Float32Array(popularity.length);
-    for (let i = 0; i < popularity.length; i++) out[i] = Math.log1p(Math.max(0, popularity[i]!));
+    for (let i = 0; i < popularity.length; i++) out[i] = trendValue(popularity[i]!);
     logPopularities.set(popularity, out);
   }
   return out;

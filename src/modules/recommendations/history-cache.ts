@@ -10,7 +10,10 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { LruMap } from "../../shared/lru-map";
 
-/** Latest interactions fed to fold-in: enough for a stable vector, small enough to read in one indexed scan. */
+/**
+ * Latest interactions fed to fold-in: enough for a stable vector, small enough to read in one indexed scan.
+ * What is left out of the answers is every product of the history (`interacted`), not only these.
+ */
 export const HISTORY_LENGTH = 200;
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 50_000;
@@ -31,8 +34,11 @@ export interface UserHistory {
   priceRangeMax: number | null;
   /** Newest first; the latest HISTORY_LENGTH interactions. */
   events: readonly HistoryEvent[];
-  /** Every product the user ever bought (presets never push these again, however old the purchase). */
-  purchased: readonly string[];
+  /**
+   * Every product the user ever interacted with, however old (the contract never recommends them back),
+   * distinct: `events` stops at the latest HISTORY_LENGTH, this list does not.
+   */
+  interacted: readonly string[];
 }
 
 interface Entry {
@@ -140,7 +146,8 @@ export interface RecordedEvent {
 
 /**
  * The history as a read would now return it: newest first (the just-recorded interactions, whose ids are the
- * highest, before older ones of the same time), the latest HISTORY_LENGTH, purchases added.
+ * highest, before older ones of the same time), the latest HISTORY_LENGTH, their products added to the
+ * interacted ones.
  */
 export function withInteractions(history: UserHistory, interactions: readonly RecordedEvent[]): UserHistory {
   const added: HistoryEvent[] = [];
@@ -155,13 +162,10 @@ export function withInteractions(history: UserHistory, interactions: readonly Re
   }
   // A stable sort keeps the new ones ahead of older entries with the same time.
   const events = [...added, ...history.events].sort((a, b) => b.occurredAt - a.occurredAt);
-  let purchased = history.purchased;
-  for (const event of added) {
-    if (event.type === "PURCHASE" && !purchased.includes(event.externalProductId)) {
-      purchased = [...purchased, event.externalProductId];
-    }
-  }
-  return { ...history, events: events.slice(0, HISTORY_LENGTH), purchased };
+  const known = new Set(history.interacted);
+  const fresh = added.map((event) => event.externalProductId).filter((id) => !known.has(id) && known.add(id));
+  const interacted = fresh.length > 0 ? [...history.interacted, ...fresh] : history.interacted;
+  return { ...history, events: events.slice(0, HISTORY_LENGTH), interacted };
 }
 
 interface Row {
@@ -171,8 +175,8 @@ interface Row {
   price_range_max: number | null;
   /** JSON array of [product, type, value, occurredAt epoch ms], newest first; product: external id or id. */
   events: unknown;
-  /** The bought products: external ids, or ids. */
-  purchased: unknown;
+  /** Every product interacted with, distinct: external ids, or ids. */
+  interacted: unknown;
 }
 
 /** A user the account does not have (a fresh object each time, as every read's result is). */
@@ -182,12 +186,12 @@ export const noHistory = (): UserHistory => ({
   priceRangeMin: null,
   priceRangeMax: null,
   events: [],
-  purchased: [],
+  interacted: [],
 });
 
 /**
  * One round trip, one row: the user with their latest interactions (interactions_account_user_time_idx) and
- * every product they bought, the lists aggregated to JSON by the database so a long history costs one parse
+ * every product they ever interacted with, the lists aggregated to JSON by the database so a long history costs one parse
  * instead of a decoded row (and date) per interaction. Products come as ids named from the model's table
  * when it knows them all (the usual case), else as external ids joined in by the database.
  */
@@ -210,8 +214,7 @@ async function loadHistory(
                        limit ${HISTORY_LENGTH}) h) as events,
              (select coalesce(json_agg(distinct i2.product_id), '[]'::json)
                 from interactions i2
-               where i2.account_id = ${accountId} and i2.end_user_id = u.id
-                 and i2.interaction_type = 'PURCHASE') as purchased
+               where i2.account_id = ${accountId} and i2.end_user_id = u.id) as interacted
       from end_users u
       where u.account_id = ${accountId} and u.external_id = ${externalUserId}`);
     if (row === undefined) return noHistory();
@@ -234,8 +237,7 @@ async function loadHistory(
                      limit ${HISTORY_LENGTH}) h) as events,
            (select coalesce(json_agg(distinct p2.external_id), '[]'::json)
               from interactions i2 join products p2 on p2.id = i2.product_id
-             where i2.account_id = ${accountId} and i2.end_user_id = u.id
-               and i2.interaction_type = 'PURCHASE') as purchased
+             where i2.account_id = ${accountId} and i2.end_user_id = u.id) as interacted
     from end_users u
     where u.account_id = ${accountId} and u.external_id = ${externalUserId}`);
   if (row === undefined) return noHistory();
@@ -258,11 +260,11 @@ function toHistory(row: Row, name: (product: unknown) => string | undefined): Us
       occurredAt: Number(occurredAt ?? 0),
     });
   }
-  const purchased: string[] = [];
-  for (const product of jsonArray(row.purchased)) {
+  const interacted: string[] = [];
+  for (const product of jsonArray(row.interacted)) {
     const externalProductId = name(product);
     if (externalProductId === undefined) return undefined;
-    purchased.push(externalProductId);
+    interacted.push(externalProductId);
   }
   return {
     endUserId: Number(row.end_user_id),
@@ -270,7 +272,7 @@ function toHistory(row: Row, name: (product: unknown) => string | undefined): Us
     priceRangeMin: row.price_range_min === null ? null : Number(row.price_range_min),
     priceRangeMax: row.price_range_max === null ? null : Number(row.price_range_max),
     events,
-    purchased,
+    interacted,
   };
 }
 
@@ -291,7 +293,7 @@ function sameHistory(a: UserHistory, b: UserHistory): boolean {
     a.priceRangeMin !== b.priceRangeMin ||
     a.priceRangeMax !== b.priceRangeMax ||
     !sameStrings(a.preferredCategories, b.preferredCategories) ||
-    !sameStrings(a.purchased, b.purchased) ||
+    !sameStrings(a.interacted, b.interacted) ||
     a.events.length !== b.events.length
   ) {
     return false;

@@ -90,7 +90,7 @@ function answer(
       table,
       signals,
       history,
-      weights: strategyWeights(strategy, goal, hasHistory, source.length > 0),
+      weights: strategyWeights(strategy, goal, hasHistory, source.length > 0, signals?.tuned ?? null),
       goal,
       diverse: input.model_variant === "diverse",
       sourceItems: source,

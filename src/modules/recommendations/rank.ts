@@ -2,9 +2,10 @@
  * One ranking pass: eligibility (filters, exclusions, deleted), blended score, partial top-K, optional MMR
  * re-rank for diversity, and the page of items with source and explanation.
  */
+
+import { blendInto } from "../../engine/ranking/blend";
 import { topK } from "../../engine/topk";
 import {
-  COMPONENTS,
   type Component,
   type ComponentInputs,
   type ComponentScores,
@@ -182,13 +183,7 @@ function blendScores(
   keep: Uint8Array | null,
 ): Float32Array {
   const m = candidates.length;
-  const final = new Float32Array(m);
-  for (const component of COMPONENTS) {
-    const w = plan.weights[component];
-    const values = components.values[component];
-    if (!w || !values) continue;
-    for (let p = 0; p < m; p++) final[p]! += w * values[p]!;
-  }
+  const final = blendInto(new Float32Array(m), plan.weights, components.values);
   if (plan.goal === "revenue") {
     // Expected revenue: relevance times what the sale is worth.
     for (let p = 0; p < m; p++) final[p]! *= plan.table.prices[candidates[p]!]!;

@@ -131,7 +131,7 @@ function answer(
     table,
     signals,
     history,
-    weights: presetWeights(input.preset, hasHistory),
+    weights: presetWeights(input.preset, hasHistory, view.signals?.tuned ?? null),
     goal: input.preset === "checkout" ? "conversion" : "user_engagement",
     diverse: false,
     sourceItems,

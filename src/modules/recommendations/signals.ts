@@ -3,6 +3,9 @@
  * adapter (snapshot-signals.ts) implements it over the published engine model; without a model the
  * recommender ranks from popularity and catalogue order alone.
  */
+import type { RankWeights } from "../../engine/ranking/blend";
+import type { WeightConfig } from "../../engine/weighting";
+
 export interface DenseHistory {
   /** Dense item indices of the user's history, newest first, possibly repeated. */
   items: Int32Array;
@@ -34,6 +37,10 @@ export interface SignalQuery {
 }
 
 export interface ModelSignals {
+  /** The blend of the personal components the model's training chose on its validation split. */
+  readonly tuned: RankWeights;
+  /** How the model's training weighed each interaction type (request-time histories are weighed alike). */
+  readonly weightConfig: Readonly<WeightConfig>;
   /** Collaborative signal for this history (fold-in of the user's vector, or EASE), or null. */
   collaborative(history: DenseHistory): SignalQuery | null;
   /** Content signal: similarity to the content profile of the history, or null. */

@@ -6,8 +6,10 @@
 import type { Database } from "../../db/client";
 import { DAYPARTS } from "../../engine";
 import { foldInUser } from "../../engine/fold-in";
+import { type RankWeights, tunedWeights } from "../../engine/ranking/blend";
 import { componentScores } from "../../engine/scoring";
 import { topK } from "../../engine/topk";
+import type { WeightConfig } from "../../engine/weighting";
 import { LruMap } from "../../shared/lru-map";
 import type { Snapshot } from "../../snapshots/types";
 import type { EngineModel } from "../../training/engine-api";
@@ -46,6 +48,8 @@ const SIMILAR_CACHE_ENTRIES = 20_000;
 
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
+  readonly tuned: RankWeights;
+  readonly weightConfig: Readonly<WeightConfig>;
   private factorNorms: Float32Array | null = null;
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
@@ -58,6 +62,8 @@ class EngineSignals implements ModelSignals {
     private readonly tuning: ServingTuning,
   ) {
     this.trending = model.popularity.trending;
+    this.tuned = tunedWeights(model.blend);
+    this.weightConfig = model.weights;
   }
 
   collaborative(history: DenseHistory): SignalQuery | null {

@@ -9,22 +9,33 @@ import type { RecommendationSource } from "./schemas";
 
 export type Strategy = "hybrid" | "content_based" | "collab" | "popularity";
 
-const HYBRID_BY_GOAL: Record<Goal, Weights> = {
-  user_engagement: { collab: 0.55, content: 0.2, trend: 0.25 },
-  conversion: { collab: 0.45, content: 0.1, trend: 0.2, complementary: 0.25 },
-  revenue: { collab: 0.55, content: 0.2, trend: 0.25 },
-  discovery: { collab: 0.45, content: 0.35, trend: 0.2 },
+/**
+ * Without a trained model there is no tuned blend: content (catalogue closeness) and trend carry the
+ * ranking, each goal leaning as its name says.
+ */
+const UNTRAINED_BY_GOAL: Record<Goal, Weights> = {
+  user_engagement: { content: 0.6, trend: 0.4 },
+  conversion: { content: 0.4, trend: 0.35, complementary: 0.25 },
+  revenue: { content: 0.6, trend: 0.4 },
+  discovery: { content: 0.7, trend: 0.3 },
 };
 
 /** Stated preferences: decisive for a cold user (weight above trend's), a nudge once there is history. */
 const COLD_PREFERENCE = 1.01;
 const WARM_PREFERENCE = 0.05;
 
+/**
+ * `tuned` is the blend the tenant's model chose on its validation split (null without a model): the hybrid
+ * strategy ranks by it exactly for engagement, the goal the training measures. The other goals start from
+ * it: conversion adds what is bought together with the cart, discovery leans on content (its long-tail
+ * push is applied to the blended score by the ranker), revenue weighs the result by price.
+ */
 export function strategyWeights(
   strategy: Strategy,
   goal: Goal,
   hasHistory: boolean,
   hasSource: boolean,
+  tuned: Weights | null,
 ): Weights {
   let weights: Weights;
   switch (strategy) {
@@ -38,11 +49,26 @@ export function strategyWeights(
       weights = { content: 1, trend: 0.05 };
       break;
     default:
-      weights = { ...HYBRID_BY_GOAL[goal] };
+      weights = hybridWeights(goal, tuned);
   }
+  // Without history there is nothing personal to rank by: popularity carries a cold user.
+  if (!hasHistory && strategy !== "popularity") weights.trend = Math.max(weights.trend ?? 0, 1);
   weights.preference = hasHistory && strategy !== "popularity" ? WARM_PREFERENCE : COLD_PREFERENCE;
   if (hasSource) weights.similar = 0.6;
   return weights;
+}
+
+function hybridWeights(goal: Goal, tuned: Weights | null): Weights {
+  if (tuned === null) return { ...UNTRAINED_BY_GOAL[goal] };
+  const personal = (tuned.collab ?? 0) + (tuned.content ?? 0) + (tuned.trend ?? 0) || 1;
+  switch (goal) {
+    case "conversion":
+      return { ...tuned, complementary: 0.3 * personal };
+    case "discovery":
+      return { ...tuned, content: (tuned.content ?? 0) + 0.25 * personal };
+    default:
+      return { ...tuned };
+  }
 }
 
 export function sourceLabels(strategy: Strategy): Record<Component, RecommendationSource> {
@@ -65,16 +91,12 @@ export const PRESET_DEFAULT_LIMIT: Record<Preset, number> = {
   checkout: 4,
 };
 
-export function presetWeights(preset: Preset, hasHistory: boolean): Weights {
+export function presetWeights(preset: Preset, hasHistory: boolean, tuned: Weights | null = null): Weights {
   const preference = hasHistory ? WARM_PREFERENCE : COLD_PREFERENCE * 0.3;
   switch (preset) {
     case "homepage":
-      return {
-        collab: 0.55,
-        content: 0.2,
-        trend: 0.25,
-        preference: hasHistory ? WARM_PREFERENCE : COLD_PREFERENCE,
-      };
+      // The home page is the personal feed: the same weights as the default query.
+      return strategyWeights("hybrid", "user_engagement", hasHistory, false, tuned);
     case "product-page":
       return { similar: 1, collab: 0.3, content: 0.15, trend: 0.1, preference };
     case "cart":

@@ -21,7 +21,7 @@ interface Memo {
 
 export interface UserSignals {
   dense: TypedHistory;
-  /** Every item the user interacted with, purchases of any age included: never recommended back. */
+  /** Every item the user ever interacted with, beyond the latest events too: never recommended back. */
   historyItems(): ReadonlySet<number>;
   collaborative(): SignalQuery | null;
   content(): SignalQuery | null;
@@ -42,7 +42,7 @@ export function userSignals(
 ): UserSignals {
   let memo = memos.get(history);
   if (memo === undefined || memo.table !== table || memo.signals !== signals) {
-    memo = { table, signals, dense: denseHistory(table, history) };
+    memo = { table, signals, dense: denseHistory(table, history, signals?.weightConfig) };
     memos.set(history, memo);
   }
   const m = memo;
@@ -67,7 +67,7 @@ function historyItems(history: UserHistory, table: ItemTable, dense: TypedHistor
   const items = new Set<number>();
   // Indexed loops over typed arrays: for-of goes through the iterator protocol, measurably slower here.
   for (let h = 0; h < dense.items.length; h++) items.add(dense.items[h]!);
-  for (const pid of history.purchased) {
+  for (const pid of history.interacted) {
     const item = table.indexOf.get(pid);
     if (item !== undefined) items.add(item);
   }

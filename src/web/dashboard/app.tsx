@@ -1,0 +1,212 @@
+import { useEffect, useState } from "preact/hooks";
+import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter-preact";
+import { type Account, api, onSignedOut, session } from "./api";
+import { LogInPage, SignUpPage } from "./pages/auth";
+import { DataPage } from "./pages/data";
+import { HomePage } from "./pages/home";
+import { KeysPage } from "./pages/keys";
+import { PlaygroundPage } from "./pages/playground";
+import { TrainingPage } from "./pages/training";
+import { UsagePage } from "./pages/usage";
+import { SessionContext } from "./session";
+import { CopyButton, ErrorNote, Loading, useAction, useAsync } from "./ui";
+
+const PAGES = [
+  { path: "/", label: "Home" },
+  { path: "/keys", label: "API keys" },
+  { path: "/data", label: "Data" },
+  { path: "/training", label: "Training" },
+  { path: "/playground", label: "Playground" },
+  { path: "/usage", label: "Usage and plan" },
+] as const;
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(session.token() !== null);
+  // The secret key sign-up answers with is shown once, on the first page, and kept nowhere.
+  const [firstKey, setFirstKey] = useState<string | null>(null);
+  useEffect(() => onSignedOut(() => setSignedIn(false)), []);
+  return (
+    <Router base="/dashboard">
+      {signedIn ? (
+        <SignedIn
+          firstKey={firstKey}
+          onFirstKeySeen={() => setFirstKey(null)}
+          onSignOut={() => setSignedIn(false)}
+        />
+      ) : (
+        <Switch>
+          <Route path="/signup">
+            <SignUpPage
+              onSignedIn={(key) => {
+                setFirstKey(key);
+                setSignedIn(true);
+              }}
+            />
+          </Route>
+          <Route path="/login">
+            <LogInPage onSignedIn={() => setSignedIn(true)} />
+          </Route>
+          <Route>
+            <Redirect to="/login" replace />
+          </Route>
+        </Switch>
+      )}
+    </Router>
+  );
+}
+
+function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; onSignOut: () => void }) {
+  const { onSignOut } = props;
+  const state = useAsync(async () => {
+    const [user, account] = await Promise.all([api.me(), api.account()]);
+    return { user, account };
+  }, []);
+  const [latestAccount, setAccount] = useState<Account | null>(null);
+  const [location, navigate] = useLocation();
+  const logOut = useAction(async () => {
+    try {
+      await api.logOut();
+    } finally {
+      session.clear();
+      onSignOut();
+      navigate("/login");
+    }
+  });
+  // Moving to another page puts focus on its heading, as a screen reader user expects after a link.
+  useEffect(() => {
+    document.querySelector<HTMLElement>("main h1")?.focus();
+  }, [location]);
+  if (location === "/login" || location === "/signup") return <Redirect to="/" replace />;
+  if (state.data === undefined) {
+    return (
+      <main>
+        {state.error === undefined ? <Loading what="your account" /> : <ErrorNote error={state.error} />}
+      </main>
+    );
+  }
+  const { user } = state.data;
+  const account = latestAccount ?? state.data.account;
+  const refresh = () => {
+    setAccount(null);
+    state.reload();
+  };
+  const current = (path: string) =>
+    (path === "/" ? location === "/" : location.startsWith(path)) ? ("page" as const) : undefined;
+  return (
+    <SessionContext.Provider value={{ user, account, refresh, setAccount }}>
+      <a class="skip-link" href="#content">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Recommendation Service</span>
+        <nav class="main" aria-label="Dashboard">
+          <ul>
+            {PAGES.map((page) => (
+              <li key={page.path}>
+                <Link href={page.path} aria-current={current(page.path)}>
+                  {page.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span class="muted who">
+          {user.email} · {account.plan}
+        </span>
+        <button type="button" class="secondary" onClick={() => logOut.run()} disabled={logOut.busy}>
+          Log out
+        </button>
+      </header>
+      {!user.emailVerified && <VerifyBanner daysLeft={user.gracePeriodDaysLeft} />}
+      <main id="content">
+        <ErrorNote error={logOut.error} />
+        {props.firstKey !== null && <FirstKey apiKey={props.firstKey} onSeen={props.onFirstKeySeen} />}
+        <Switch>
+          <Route path="/">
+            <HomePage />
+          </Route>
+          <Route path="/keys">
+            <KeysPage />
+          </Route>
+          <Route path="/data">
+            <DataPage view="products" />
+          </Route>
+          <Route path="/data/products/:id">
+            <DataPage view="product" />
+          </Route>
+          <Route path="/data/end-users">
+            <DataPage view="end-users" />
+          </Route>
+          <Route path="/data/end-users/:id">
+            <DataPage view="end-user" />
+          </Route>
+          <Route path="/data/upload">
+            <DataPage view="upload" />
+          </Route>
+          <Route path="/training">
+            <TrainingPage />
+          </Route>
+          <Route path="/playground">
+            <PlaygroundPage />
+          </Route>
+          <Route path="/usage">
+            <UsagePage />
+          </Route>
+          <Route>
+            <h1 tabIndex={-1}>Page not found</h1>
+            <p>
+              <Link href="/">Back to the home page</Link>
+            </p>
+          </Route>
+        </Switch>
+      </main>
+    </SessionContext.Provider>
+  );
+}
+
+function FirstKey({ apiKey, onSeen }: { apiKey: string; onSeen: () => void }) {
+  return (
+    <section class="card" aria-labelledby="first-key-title">
+      <h2 id="first-key-title">Your first secret key</h2>
+      <p>For your servers. Copy it now: it is shown this once and cannot be recovered.</p>
+      <p class="secret" data-testid="first-key">
+        {apiKey}
+      </p>
+      <p class="row">
+        <CopyButton text={apiKey} label="Copy the key" />
+        <button type="button" class="secondary" onClick={onSeen}>
+          I have saved it
+        </button>
+      </p>
+    </section>
+  );
+}
+
+function VerifyBanner({ daysLeft }: { daysLeft: number | null }) {
+  const send = useAction(() => api.sendVerification());
+  const [sent, setSent] = useState(false);
+  return (
+    <div class="banner" role="status">
+      <span>
+        Please verify your e-mail address.{" "}
+        {daysLeft === null
+          ? ""
+          : daysLeft > 0
+            ? `${daysLeft} ${daysLeft === 1 ? "day" : "days"} left before API keys stop working until you do.`
+            : "The grace period is over: API keys answer 403 until you verify."}
+      </span>
+      <button
+        type="button"
+        class="secondary"
+        disabled={send.busy}
+        onClick={async () => {
+          if ((await send.run()) !== undefined) setSent(true);
+        }}
+      >
+        Send the link again
+      </button>
+      {sent && <span>Sent: check your inbox.</span>}
+      <ErrorNote error={send.error} />
+    </div>
+  );
+}

@@ -1,0 +1,263 @@
+/** Small building blocks shared by the pages: loading data, showing API errors, confirmations, charts. */
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import uPlot from "uplot";
+import { ApiError } from "./api";
+
+export interface Async<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change (and on `reload`), keeping the last good answer while reloading. */
+export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load().then(
+      (value) => {
+        if (!live) return;
+        setData(value);
+        setError(undefined);
+        setLoading(false);
+      },
+      (failure: unknown) => {
+        if (!live) return;
+        setError(failure);
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, round]);
+  const reload = useCallback(() => setRound((n) => n + 1), []);
+  return { data, error, loading, reload };
+}
+
+/** Calls `tick` every `ms` while `active`; the dashboard's live views poll the job routes this way. */
+export function useInterval(tick: () => void, ms: number, active: boolean): void {
+  const latest = useRef(tick);
+  latest.current = tick;
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => latest.current(), ms);
+    return () => clearInterval(timer);
+  }, [ms, active]);
+}
+
+/** An API error as the sentence the service wrote, with the request id support asks for. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (error === undefined || error === null) return null;
+  if (!(error instanceof ApiError)) {
+    return (
+      <div class="error" role="alert">
+        {error instanceof Error ? error.message : String(error)}
+      </div>
+    );
+  }
+  return (
+    <div class="error" role="alert">
+      <div>{error.message}</div>
+      {error.detail.length > 0 && (
+        <ul>
+          {error.detail.map((issue) => (
+            <li key={issue.loc.join(".")}>
+              {issue.loc.slice(1).join(" › ")}: {issue.msg}
+            </li>
+          ))}
+        </ul>
+      )}
+      {error.requestId !== null && <div class="request-id">Request id: {error.requestId}</div>}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** Runs an action from a button, remembering whether it is under way and how it failed. */
+export function useAction<A extends unknown[], T>(
+  action: (...args: A) => Promise<T>,
+): { run: (...args: A) => Promise<T | undefined>; busy: boolean; error: unknown; clear: () => void } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (...args: A): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await action(...args);
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, clear: () => setError(undefined) };
+}
+
+interface ConfirmProps {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  /** When set, the person must type this text before confirming. */
+  typed?: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}
+
+/** A modal confirmation on the native <dialog>: it traps focus and closes on Escape. */
+export function Confirm({ open, title, children, confirmLabel, typed, onConfirm, onCancel }: ConfirmProps) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [text, setText] = useState("");
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog === null) return;
+    if (open && !dialog.open) {
+      setText("");
+      dialog.showModal();
+    } else if (!open && dialog.open) dialog.close();
+  }, [open]);
+  const ready = typed === undefined || text === typed;
+  return (
+    <dialog ref={ref} aria-labelledby="confirm-title" onClose={onCancel}>
+      <form
+        method="dialog"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (ready) onConfirm();
+        }}
+      >
+        <h2 id="confirm-title">{title}</h2>
+        <div>{children}</div>
+        {typed !== undefined && (
+          <label>
+            Type <code>{typed}</code> to confirm
+            <input value={text} onInput={(event) => setText(event.currentTarget.value)} autoComplete="off" />
+          </label>
+        )}
+        <p class="row">
+          <button type="submit" class="danger" disabled={!ready}>
+            {confirmLabel}
+          </button>
+          <button type="button" class="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        </p>
+      </form>
+    </dialog>
+  );
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      class="secondary"
+      onClick={async () => {
+        await navigator.clipboard.writeText(text).then(
+          () => setCopied(true),
+          () => setCopied(false),
+        );
+      }}
+    >
+      {copied ? "Copied" : label}
+      <span class="muted" aria-live="polite" style={{ position: "absolute", left: "-9999px" }}>
+        {copied ? "Copied to the clipboard" : ""}
+      </span>
+    </button>
+  );
+}
+
+export const formatDate = (iso: string | null | undefined): string =>
+  iso === null || iso === undefined ? "—" : new Date(iso).toLocaleString();
+
+export const formatNumber = (value: number | null | undefined, digits = 3): string =>
+  value === null || value === undefined
+    ? "—"
+    : Number.isInteger(value)
+      ? String(value)
+      : value.toFixed(digits);
+
+export interface Series {
+  label: string;
+  values: (number | null)[];
+  /** A CSS custom property holding the colour, e.g. --series-1. */
+  color: string;
+  dash?: number[];
+}
+
+const cssVar = (name: string): string =>
+  getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+
+/**
+ * A line chart (uPlot) over `x`, sized to its container. `caption` names the chart for screen readers,
+ * which also get the values as a table next to it.
+ */
+export function LineChart(props: {
+  caption: string;
+  x: number[];
+  xLabel: string;
+  series: Series[];
+  time?: boolean;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = box.current;
+    if (element === null || props.x.length === 0) return;
+    const text = cssVar("--text");
+    const grid = cssVar("--border");
+    const axis = { stroke: text, grid: { stroke: grid }, ticks: { stroke: grid } };
+    const chart = new uPlot(
+      {
+        width: element.clientWidth || 600,
+        height: 240,
+        scales: { x: { time: props.time ?? false } },
+        // Room for "100,000" on the y axis; the legend names the series (values are in the tables beside).
+        axes: [
+          { ...axis, label: props.xLabel },
+          { ...axis, size: 64 },
+        ],
+        legend: { live: false },
+        series: [
+          { label: props.xLabel },
+          ...props.series.map((one) => ({
+            label: one.label,
+            stroke: cssVar(one.color),
+            width: 2,
+            ...(one.dash === undefined ? {} : { dash: one.dash }),
+            points: { show: true },
+          })),
+        ],
+      },
+      [props.x, ...props.series.map((one) => one.values)] as uPlot.AlignedData,
+      element,
+    );
+    const resize = new ResizeObserver(() => chart.setSize({ width: element.clientWidth, height: 240 }));
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      chart.destroy();
+    };
+  }, [props.x, props.series, props.xLabel, props.time]);
+  return (
+    <figure>
+      <figcaption>{props.caption}</figcaption>
+      <div ref={box} class="chart" role="img" aria-label={props.caption} />
+    </figure>
+  );
+}
