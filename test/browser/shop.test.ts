@@ -240,6 +240,10 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
       expect(card.height).toBeGreaterThan(card.width);
     }
     expect(wide.section.width).toBeLessThanOrEqual(wide.viewportWidth);
+    // More cards than fit: the arrows show; a row that fits has none.
+    expect(wide.track.scrollWidth > wide.track.clientWidth).toBe(
+      await desktop.page.isVisible(".recs-nav--next"),
+    );
     await desktop.page.context().close();
 
     const phone = await openPage(`${shop.origin}/`, { width: 390, height: 844 }, true);
@@ -331,6 +335,9 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
     expect(shown[1]!.products).not.toContain("demo-p-0001");
     expect(shown[2]!.products).not.toContain("demo-p-0002");
     expect(shown[4]!.items).toBe(6);
+    // Four checkout cards fit a desktop row: no arrows that would move nothing.
+    expect(shown[3]!.items).toBeLessThanOrEqual(4);
+    expect(await page.isVisible('[data-recs="checkout"] .recs-nav')).toBe(false);
     expect(warnings).toEqual([]);
     await page.screenshot({ path: screenshotPath("widget-modes"), fullPage: true });
     await page.context().close();

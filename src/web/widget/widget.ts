@@ -218,6 +218,14 @@ function render(element: HTMLElement, mode: Mode, shown: Shown, onClick: (card: 
   viewport.append(previous, track, next);
   section.append(heading, viewport);
   element.replaceChildren(section);
+  // Arrows only while the row is wider than its box: buttons that move nothing would confuse keyboard users.
+  const fit = () => {
+    const overflowing = track.scrollWidth > track.clientWidth + 1;
+    previous.hidden = !overflowing;
+    next.hidden = !overflowing;
+  };
+  fit();
+  addEventListener("resize", fit, { passive: true });
 }
 
 function injectStyle(): void {

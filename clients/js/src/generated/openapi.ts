@@ -1013,7 +1013,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the account's experimental data (FREE plan only)
-         * @description Deletes products, end users (with their interactions, searches, orders and recommendation logs), models and jobs, and answers the counts deleted. Other plans: 403 FREE_PLAN_ONLY.
+         * @description Deletes products, end users (with their interactions, searches, orders and recommendation logs), models and jobs, and the online metrics and attributions, and answers the counts deleted. Other plans: 403 FREE_PLAN_ONLY.
          */
         post: operations["postApiV1SandboxReset"];
         delete?: never;
@@ -1478,7 +1478,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -1694,7 +1694,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -2055,7 +2055,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -2404,7 +2404,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -2749,7 +2749,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -2913,7 +2913,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -3382,7 +3382,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -3706,7 +3706,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -3838,7 +3838,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4049,7 +4049,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4243,7 +4243,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4475,7 +4475,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4603,7 +4603,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4676,6 +4676,8 @@ export interface operations {
             /** @description Redirect to the session's successUrl */
             303: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4708,7 +4710,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4815,7 +4817,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -4888,6 +4890,8 @@ export interface operations {
             /** @description Redirect to the portal's returnUrl */
             303: {
                 headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4920,7 +4924,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -5124,7 +5128,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -5268,7 +5272,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -5497,7 +5501,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -5675,7 +5679,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -5855,7 +5859,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -6086,7 +6090,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -6319,7 +6323,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -6704,7 +6708,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -6876,7 +6880,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -7125,7 +7129,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -7297,7 +7301,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -7602,7 +7606,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -7853,7 +7857,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -8094,7 +8098,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -8256,7 +8260,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -8493,7 +8497,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -8678,7 +8682,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -8881,7 +8885,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -9055,7 +9059,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -9426,7 +9430,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -9682,7 +9686,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -9920,7 +9924,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -10101,7 +10105,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -10339,7 +10343,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -10503,7 +10507,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -10740,7 +10744,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -10914,7 +10918,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -11129,7 +11133,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -11344,7 +11348,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -11557,7 +11561,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -11791,7 +11795,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -12040,7 +12044,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -12197,7 +12201,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -12391,7 +12395,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -13180,7 +13184,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
@@ -13459,7 +13463,7 @@ export interface operations {
                     "application/json": {
                         /** @description One entry per invalid field */
                         detail: {
-                            /** @description Where the value was and its name, e.g. ["query", "limit"] */
+                            /** @description Where the value was and its name, e.g. ["query", "limit"], ["body", "filters", "filters", 0, "op"] */
                             loc: (string | number)[];
                             msg: string;
                             type: string;
