@@ -7714,10 +7714,7 @@ export interface operations {
                          * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
                          */
                         timestamp?: string;
-                        /**
-                         * @description Greater than 0; default 1; the rating for RATING.
-                         * @default 1
-                         */
+                        /** @description Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
                         value?: number;
                     }[];
                     /** @description At most 1000 products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived). */
@@ -8366,10 +8363,7 @@ export interface operations {
                      * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
                      */
                     timestamp?: string;
-                    /**
-                     * @description Greater than 0; default 1; the rating for RATING.
-                     * @default 1
-                     */
+                    /** @description Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
                     value?: number;
                 };
             };
