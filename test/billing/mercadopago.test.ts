@@ -168,7 +168,7 @@ describe("MercadoPago adapter", () => {
     expect(portal.body.url).toBe(preapprovals.get(id)!.init_point);
 
     preapprovals.get(id)!.status = "cancelled";
-    await notify(id);
+    expect((await notify(id)).body).toEqual({ received: true, duplicate: false });
     const api = await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
     expect(api.status).toBe(200);
     usage = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
