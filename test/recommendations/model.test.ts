@@ -163,11 +163,11 @@ describe("recommendations with a trained model", () => {
     const old = Date.now() - 30 * 86_400_000;
     // One old purchase and one old view, then more recent views than a history read returns.
     const rows = [
-      sql`(${"p-0-1"}, 'PURCHASE', ${new Date(old)})`,
-      sql`(${"p-0-2"}, 'VIEW', ${new Date(old + 1000)})`,
+      sql`(${"p-0-1"}, 'PURCHASE', ${new Date(old).toISOString()})`,
+      sql`(${"p-0-2"}, 'VIEW', ${new Date(old + 1000).toISOString()})`,
       ...Array.from(
         { length: HISTORY_LENGTH + 20 },
-        (_, k) => sql`(${`p-2-${k % 10}`}, 'VIEW', ${new Date(old + 86_400_000 + k * 1000)})`,
+        (_, k) => sql`(${`p-2-${k % 10}`}, 'VIEW', ${new Date(old + 86_400_000 + k * 1000).toISOString()})`,
       ),
     ];
     await db.rows(sql`
