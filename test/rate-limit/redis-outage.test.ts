@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { FallbackRateLimiter } from "../../src/shared/rate-limit";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { trackTempDir } from "../helpers/temp-dirs";
@@ -82,7 +83,7 @@ const burst = async (apiKey: string, n: number) => {
 const outageLines = () => ctx.logs.filter((line) => line.includes("Redis unreachable; rate limits"));
 
 describe("rate limits when Redis becomes unreachable", () => {
-  test("fall back to this process's limiter (not open), log the outage once, and return to Redis after it", async () => {
+  test("fall back to this process's limiter (not open), log the outage once, keep usage, and return to Redis after it", async () => {
     const limiter = ctx.deps.rateLimiter as FallbackRateLimiter;
     expect(limiter).toBeInstanceOf(FallbackRateLimiter);
     const tenant = await registerTenant(ctx);
@@ -97,6 +98,14 @@ describe("rate limits when Redis becomes unreachable", () => {
     expect(during.filter((s) => s === 429).length).toBe(33);
     expect(limiter.degraded).toBe(true);
     expect(outageLines().length).toBe(1);
+    // Usage counters hold the admitted requests in the process and write them to the database directly.
+    await ctx.deps.usageMeter.flush();
+    const [usage] = await ctx.deps.database.rows<{ n: number }>(
+      sql`select coalesce(sum(requests), 0)::int as n from usage_daily where account_id = ${tenant.accountId}`,
+    );
+    expect(usage!.n).toBe(7);
+    expect(ctx.logs.filter((line) => line.includes("Redis unreachable; usage counters")).length).toBe(1);
+    expect(ctx.logs.some((line) => line.includes("usage counter update failed"))).toBe(false);
 
     await proxy.open();
     const deadline = Date.now() + 20_000;

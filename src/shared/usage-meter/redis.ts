@@ -1,6 +1,7 @@
 import type { RedisClient } from "bun";
 import type { Database } from "../../db/client";
 import type { Logger } from "../logger";
+import { RedisCircuit } from "../rate-limit/circuit";
 import { emptyCounts, USAGE_FIELDS, type UsageCounts, type UsageMeter, type UsageRow, utcDay } from "./types";
 import { writeUsageRows } from "./write-rows";
 
@@ -16,11 +17,15 @@ const TAKE_BATCH = 500;
 /**
  * Counters shared by every process: a hash per (account, day) plus a set naming the hashes with unflushed
  * counts. Any process may flush; each hash is taken atomically, so processes never flush the same counts.
+ * While Redis cannot be reached, counts are held in this process and written straight to the database by
+ * the next flush (the outage logged once, see RedisCircuit), so none is lost and nothing logs per request.
  */
 export class RedisUsageMeter implements UsageMeter {
   readonly kind = "redis" as const;
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly dirtyKey: string;
+  private readonly circuit: RedisCircuit;
+  private readonly held = new Map<string, UsageRow>();
 
   constructor(
     private readonly client: RedisClient,
@@ -30,16 +35,20 @@ export class RedisUsageMeter implements UsageMeter {
     private readonly flushIntervalMs = 5_000,
   ) {
     this.dirtyKey = `${prefix}dirty`;
+    this.circuit = new RedisCircuit(client, logger, "usage counters");
   }
 
   record(accountId: number, counts: Partial<UsageCounts>, at?: Date): void {
-    this.add(accountId, utcDay(at), counts).catch((error: unknown) =>
-      this.logger.warn("usage counter update failed", { error, accountId }),
+    const day = utcDay(at);
+    void this.circuit.run(
+      () => this.add(accountId, day, counts),
+      () => this.hold(accountId, day, counts),
     );
   }
 
   async flush(): Promise<number> {
-    let written = 0;
+    let written = await this.flushHeld();
+    if (this.circuit.down) return written;
     for (;;) {
       const members = (await this.client.send("SPOP", [this.dirtyKey, String(TAKE_BATCH)])) as
         | string[]
@@ -78,6 +87,27 @@ export class RedisUsageMeter implements UsageMeter {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+  }
+
+  private hold(accountId: number, day: string, counts: Partial<UsageCounts>): void {
+    const key = `${accountId}|${day}`;
+    const row = this.held.get(key) ?? { accountId, day, ...emptyCounts() };
+    for (const field of USAGE_FIELDS) row[field] += counts[field] ?? 0;
+    this.held.set(key, row);
+  }
+
+  /** Counts held during a Redis outage, added to the database directly. */
+  private async flushHeld(): Promise<number> {
+    if (this.held.size === 0) return 0;
+    const rows = [...this.held.values()];
+    this.held.clear();
+    try {
+      await writeUsageRows(this.database, rows);
+    } catch (error) {
+      for (const row of rows) this.hold(row.accountId, row.day, row);
+      throw error;
+    }
+    return rows.length;
   }
 
   private hashKey(member: string): string {
