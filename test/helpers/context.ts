@@ -67,7 +67,12 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
   // Removed on close, or after the run for contexts never closed (the shared one).
   trackTempDir(dataDir);
-  const own = usingPostgres() && env.PLANS_FILE !== undefined ? await isolatedDatabase() : undefined;
+  // A context with a payment provider of its own gets its own database too: on a shared one, another
+  // context's billing sweepers (another provider's) would act on its subscriptions, which no deployment has.
+  const own =
+    usingPostgres() && (env.PLANS_FILE !== undefined || env.PAYMENT_PROVIDER === "mercadopago")
+      ? await isolatedDatabase()
+      : undefined;
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: "debug",
