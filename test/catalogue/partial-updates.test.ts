@@ -236,3 +236,35 @@ describe("interaction value", () => {
     expect(listed.body.items.map((i: { value: number }) => i.value)).toEqual([1, 1]);
   }, 30_000);
 });
+
+describe("PATCH routes hold the contract's input limits, as create and PUT do", () => {
+  test("attributes past 100 keys or 16 KB, and a brand past 500 characters, answer 422 and change nothing", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    await ctx.request("POST", "/api/v1/products/", { apiKey, body: PRODUCT });
+    await ctx.request("POST", "/api/v1/end-users/", { apiKey, body: { externalId: "u-1" } });
+    const manyKeys = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
+    const huge = { blob: "x".repeat(17 * 1024) };
+    for (const [path, body] of [
+      ["/api/v1/products/external/p-1", { attributes: manyKeys }],
+      ["/api/v1/products/external/p-1", { attributes: huge }],
+      ["/api/v1/products/external/p-1", { brand: "b".repeat(501) }],
+      ["/api/v1/end-users/external/u-1", { attributes: manyKeys }],
+      ["/api/v1/end-users/external/u-1", { attributes: huge }],
+    ] as const) {
+      const res = await ctx.request("PATCH", path, { apiKey, body });
+      expect({ path, body: Object.keys(body), status: res.status }).toEqual({
+        path,
+        body: Object.keys(body),
+        status: 422,
+      });
+      expect(res.body.errorCode).toBe("VALIDATION_ERROR");
+    }
+    expect((await ctx.request("GET", "/api/v1/products/external/p-1", { apiKey })).body.attributes).toEqual({
+      color: "red",
+    });
+    expect((await ctx.request("GET", "/api/v1/end-users/external/u-1", { apiKey })).body.attributes).toEqual(
+      {},
+    );
+  }, 30_000);
+});

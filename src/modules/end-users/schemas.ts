@@ -31,9 +31,7 @@ export const EndUserPatch = t.Object(
     priceRangeMax: t.Optional(
       t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
     ),
-    attributes: t.Optional(
-      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
-    ),
+    attributes: t.Optional(Attributes("Replaces the stored attributes as a whole.")),
   },
   {
     additionalProperties: false,

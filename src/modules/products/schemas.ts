@@ -39,14 +39,12 @@ export type ProductUpdate = typeof ProductUpdate.static;
 export const ProductPatch = t.Object(
   {
     name: t.Optional(productFields.name),
-    description: t.Optional(t.Union([t.String({ maxLength: 10_000 }), t.Null()])),
+    description: t.Optional(t.Union([productFields.description, t.Null()])),
     price: t.Optional(productFields.price),
     category: t.Optional(productFields.category),
-    brand: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+    brand: t.Optional(t.Union([productFields.brand, t.Null()])),
     inStock: t.Optional(t.Boolean()),
-    attributes: t.Optional(
-      t.Record(t.String(), t.Unknown(), { description: "Replaces the stored attributes as a whole." }),
-    ),
+    attributes: t.Optional(Attributes("Replaces the stored attributes as a whole.")),
   },
   {
     additionalProperties: false,

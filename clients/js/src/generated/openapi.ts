@@ -5952,7 +5952,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Replaces the stored attributes as a whole. */
+                    /** @description Replaces the stored attributes as a whole. At most 100 keys and 16 KB as JSON. */
                     attributes?: {
                         [key: string]: unknown;
                     };
@@ -10594,7 +10594,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Replaces the stored attributes as a whole. */
+                    /** @description Replaces the stored attributes as a whole. At most 100 keys and 16 KB as JSON. */
                     attributes?: {
                         [key: string]: unknown;
                     };
