@@ -58,6 +58,14 @@ async function run(command: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
+/** The curl snippets need curl and jq: missing outside CI, that test is skipped with the reason printed. */
+const missingTools = ["curl", "jq", "bash"].filter((tool) => Bun.which(tool) === null);
+if (missingTools.length > 0) {
+  const reason = `${missingTools.join(" and ")} not installed (apt-get install -y ${missingTools.join(" ")})`;
+  if (process.env.CI) throw new Error(`the guide's curl snippets must run in CI, but ${reason}`);
+  console.warn(`docs/INTEGRATING.md curl snippets skipped: ${reason}`);
+}
+
 describe("docs/INTEGRATING.md", () => {
   const markdown = readFileSync(GUIDE, "utf8");
 
@@ -66,24 +74,28 @@ describe("docs/INTEGRATING.md", () => {
     expect(snippets(markdown, "ts").length).toBe(5);
   });
 
-  test("the curl snippets run in order against a live server: key → ingest → train → recommend → interaction", async () => {
-    const script = join(dir, "guide.sh");
-    writeFileSync(script, ["set -euo pipefail", ...snippets(markdown, "sh")].join("\n"));
-    const { code, stdout, stderr } = await run(["bash", script]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(stdout).toContain("key: sk_live_");
-    expect(stdout).toContain("ingestion: completed\n");
-    expect(stdout).toContain("training: completed\n");
-    const lines = stdout.trim().split("\n");
-    const recommended = JSON.parse(lines.at(-2)!) as { externalId: string }[];
-    expect(recommended.length).toBeGreaterThan(0);
-    expect(recommended.every((item) => item.externalId.startsWith("sku-"))).toBe(true);
-    expect(JSON.parse(lines.at(-1)!)).toEqual({
-      external_product_id: recommended[0]!.externalId,
-      interaction_type: "CLICK",
-      value: 1,
-    });
-  }, 180_000);
+  test.skipIf(missingTools.length > 0)(
+    "the curl snippets run in order against a live server: key → ingest → train → recommend → interaction",
+    async () => {
+      const script = join(dir, "guide.sh");
+      writeFileSync(script, ["set -euo pipefail", ...snippets(markdown, "sh")].join("\n"));
+      const { code, stdout, stderr } = await run(["bash", script]);
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      expect(stdout).toContain("key: sk_live_");
+      expect(stdout).toContain("ingestion: completed\n");
+      expect(stdout).toContain("training: completed\n");
+      const lines = stdout.trim().split("\n");
+      const recommended = JSON.parse(lines.at(-2)!) as { externalId: string }[];
+      expect(recommended.length).toBeGreaterThan(0);
+      expect(recommended.every((item) => item.externalId.startsWith("sku-"))).toBe(true);
+      expect(JSON.parse(lines.at(-1)!)).toEqual({
+        external_product_id: recommended[0]!.externalId,
+        interaction_type: "CLICK",
+        value: 1,
+      });
+    },
+    180_000,
+  );
 
   test("the TypeScript snippets run in order against a live server, to the same end", async () => {
     const module = join(dir, "guide.ts");
