@@ -5,16 +5,16 @@ import { createRng } from "../../src/engine/rng";
 import { generateSynthetic, type SyntheticDataset } from "../data/synthetic";
 import {
   ApiClient,
+  ingestSynthetic,
   publishedRoutes,
   registerTenant,
   routeMissing,
   trainAndWait,
-  waitForIngestionJob,
 } from "../lib/api";
 import { bySize } from "../lib/args";
 import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
-import { catalogueRecords, interactionRecords, productId, userId } from "../lib/records";
+import { productId, userId } from "../lib/records";
 import { type RunningServer, startChildServer } from "../lib/server";
 import { formatNumber, ratio } from "../lib/table";
 import {
@@ -27,7 +27,6 @@ import {
 } from "../lib/types";
 
 const CONNECTIONS = 32;
-const BATCH = 1000;
 const R = "/api/v1/recommendations";
 /** Resident memory per catalogue item of a loaded 100k-item tenant before this bench measured it. */
 const RSS_PER_ITEM_BEFORE = 3.3 * 1024;
@@ -398,34 +397,10 @@ async function seedTenant(
   const missing = routeMissing(routes, "POST", "/api/v1/ingestion/batch");
   if (missing)
     throw new NotAvailable(`${missing.replace("not available yet: ", "")} (needed to seed the tenant)`);
-  const { products, users } = catalogueRecords(data);
-  const events = interactionRecords(data);
-  const started = performance.now();
-  const jobs: number[] = [];
-  const post = async (body: unknown) => {
-    const res = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
-    jobs.push(Number(res.jobId));
-  };
-  for (let i = 0; i < Math.max(products.length, users.length); i += BATCH) {
-    await post({
-      products: products.slice(i, i + BATCH),
-      users: users.slice(i, i + BATCH),
-      interactions: [],
-    });
-  }
-  // Interactions reference products, so the catalogue must be in before they are sent.
-  for (const job of jobs.splice(0)) await waitForIngestionJob(client, job, 600_000);
-  for (let i = 0; i < events.length; i += BATCH)
-    await post({ products: [], users: [], interactions: events.slice(i, i + BATCH) });
-  let errors = 0;
-  for (const job of jobs) {
-    const done = await waitForIngestionJob(client, job, 1_800_000);
-    errors += Array.isArray(done.errors) ? done.errors.length : 0;
-  }
-  const seconds = (performance.now() - started) / 1000;
+  const { seconds, recordErrors } = await ingestSynthetic(client, data);
   ctx.log(`seeded in ${seconds.toFixed(1)} s`);
   notes.push(
-    `seeding through the batch route: ${seconds.toFixed(1)} s${errors ? `, ${errors} record errors` : ""}`,
+    `seeding through the batch route: ${seconds.toFixed(1)} s${recordErrors ? `, ${recordErrors} record errors` : ""}`,
   );
 }
 

@@ -8,9 +8,9 @@
  * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]`.
  */
 import { generateSynthetic } from "../data/synthetic";
-import { type ApiClient, publishedRoutes, registerTenant, waitForIngestionJob } from "../lib/api";
+import { type ApiClient, ingestSynthetic, publishedRoutes, registerTenant } from "../lib/api";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
-import { catalogueRecords, interactionRecords, userId } from "../lib/records";
+import { userId } from "../lib/records";
 import { type RunningServer, startChildServer } from "../lib/server";
 import { NotAvailable } from "../lib/types";
 
@@ -42,7 +42,6 @@ export interface StallResult {
 }
 
 const POLL_MS = 50;
-const BATCH = 1000;
 /** /health keeps being asked this long after the snapshot is in, to catch work that follows the swap. */
 const TAIL_MS = 3000;
 
@@ -142,26 +141,7 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
     seed: 5,
     withMeta: true,
   });
-  const { products, users } = catalogueRecords(data);
-  const events = interactionRecords(data);
-  const jobs: number[] = [];
-  const post = async (body: unknown) => {
-    const res = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
-    jobs.push(Number(res.jobId));
-  };
-  for (let i = 0; i < Math.max(products.length, users.length); i += BATCH) {
-    await post({
-      products: products.slice(i, i + BATCH),
-      users: users.slice(i, i + BATCH),
-      interactions: [],
-    });
-  }
-  for (const job of jobs.splice(0)) await waitForIngestionJob(client, job, 1_800_000);
-  options.log("catalogue in; sending interactions");
-  for (let i = 0; i < events.length; i += BATCH) {
-    await post({ products: [], users: [], interactions: events.slice(i, i + BATCH) });
-  }
-  for (const job of jobs) await waitForIngestionJob(client, job, 1_800_000);
+  await ingestSynthetic(client, data, options.log);
 }
 
 interface Sample {
