@@ -4,23 +4,11 @@
  */
 import type { Config } from "../../config";
 import type { Logger } from "../logger";
+import type { Mailer } from "./mailer";
 import { OutboxMailer } from "./outbox";
 import { SmtpMailer } from "./smtp";
 
-export interface MailMessage {
-  to: string;
-  subject: string;
-  text: string;
-  /** The action link inside the message; only the outbox mailer logs it, so a local user can follow it. */
-  actionLink?: string;
-}
-
-export interface Mailer {
-  readonly kind: "smtp" | "outbox";
-  send(message: MailMessage): Promise<void>;
-}
-
-export const MAIL_FROM = "Recommendation Service <no-reply@localhost>";
+export { MAIL_FROM, type Mailer, type MailMessage } from "./mailer";
 
 export function createMailer(config: Config, logger: Logger): Mailer {
   return config.smtpUrl !== undefined

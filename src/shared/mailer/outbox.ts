@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../logger";
-import { MAIL_FROM, type Mailer, type MailMessage } from "./index";
+import { MAIL_FROM, type Mailer, type MailMessage } from "./mailer";
 
 /** Writes each message as an RFC 5322 `.eml` file; the default when no SMTP server is configured. */
 export class OutboxMailer implements Mailer {

@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "../logger";
-import { MAIL_FROM, type Mailer, type MailMessage } from "./index";
+import { MAIL_FROM, type Mailer, type MailMessage } from "./mailer";
 
 /** Sends through the SMTP server named by SMTP_URL (smtp:// or smtps://, credentials in the URL). */
 export class SmtpMailer implements Mailer {
