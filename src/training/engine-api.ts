@@ -17,10 +17,7 @@ import {
 import { reproduceOptions, sameConfiguration } from "./reproduce-params";
 import type { BaselineOutcome, PublishedConfiguration, RankingFigures, TrainResult } from "./worker-protocol";
 
-export type EngineInteractions = Interactions;
-export type EngineItemMeta = ItemMeta;
-export type EngineModel = Model;
-export type EngineTrainOptions = TrainOptions;
+export type { EngineInteractions, EngineItemMeta, EngineModel, EngineTrainOptions } from "./engine-types";
 
 /**
  * The API's training options (validated by the route's schema, stored on the job) → engine options.

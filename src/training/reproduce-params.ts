@@ -3,7 +3,7 @@
  * that very configuration with the search off, on the current run's split (its seed, hold-out fraction and
  * evaluation settings), so the published model can be measured on the same hold-out as a new one.
  */
-import type { EngineTrainOptions } from "./engine-api";
+import type { EngineTrainOptions } from "./engine-types";
 
 const WEIGHT_KEYS = [
   "view",

@@ -1,5 +1,5 @@
 /** Messages between the main thread and the training worker (src/training/worker.ts). */
-import type { EngineInteractions, EngineItemMeta, EngineTrainOptions } from "./engine-api";
+import type { EngineInteractions, EngineItemMeta, EngineTrainOptions } from "./engine-types";
 
 export interface TrainRequest {
   readonly type: "train";
