@@ -4,7 +4,7 @@ import type { UserHistory } from "../../src/modules/recommendations/history-cach
 import type { ItemTable } from "../../src/modules/recommendations/item-table";
 import { cachedPage, PageCache, type PageInputs } from "../../src/modules/recommendations/page-cache";
 import type { RenderedPage } from "../../src/modules/recommendations/respond";
-import type { ServingView } from "../../src/modules/recommendations/service";
+import type { ServingView } from "../../src/modules/recommendations/signals";
 import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
 import { sharedTestContext } from "../helpers/context";
 import { catalogue, createShop, ids, interact } from "./fixtures";

@@ -5,7 +5,7 @@
  */
 import { type ComponentInputs, preferenceMatcher } from "./blend";
 import type { ItemTable } from "./item-table";
-import type { RankPlan } from "./rank";
+import type { RankPlan } from "./rank-plan";
 import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "./serving-cache";
 import type { SignalQuery } from "./signals";
 

@@ -16,7 +16,7 @@
 import { LruMap } from "../../shared/lru-map";
 import type { UserHistory } from "./history-cache";
 import type { RenderedPage } from "./respond";
-import type { ServingView } from "./service";
+import type { ServingView } from "./signals";
 import type { ServingTuning } from "./tuning";
 
 /** What an answer was computed from; all must still hold for the entry to be served. */

@@ -6,7 +6,7 @@ import type { Component, ComponentScores, TypedHistory } from "./blend";
 import { COMPONENTS } from "./blend";
 import { explain, historyVerb, type Reason } from "./explanations";
 import type { ItemTable } from "./item-table";
-import type { RankPlan } from "./rank";
+import type { RankPlan } from "./rank-plan";
 import type { RecommendationItem, RecommendationSource } from "./schemas";
 import type { ModelSignals } from "./signals";
 

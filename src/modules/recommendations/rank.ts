@@ -6,57 +6,19 @@
 import { blendInto } from "../../engine/ranking/blend";
 import { topK } from "../../engine/topk";
 import {
-  type Component,
   type ComponentInputs,
   type ComponentScores,
   catalogueSimilar,
   computeComponents,
   fromNeighbours,
-  type Weights,
 } from "./blend";
 import { eligibleTotal, filterList, gatherCandidates } from "./candidates";
-import type { ExplanationLevel } from "./explanations";
-import type { ItemPredicate } from "./filters";
-import type { UserHistory } from "./history-cache";
-import type { ItemTable } from "./item-table";
 import { mmr, toItem, weightedComponents } from "./rank-items";
-import type { RecommendationItem, RecommendationSource } from "./schemas";
+import type { RankPlan } from "./rank-plan";
+import type { RecommendationItem } from "./schemas";
 import { baseEligibility } from "./serving-cache";
-import type { ModelSignals } from "./signals";
-import { DEFAULT_TUNING, type ServingTuning, useCandidates } from "./tuning";
+import { DEFAULT_TUNING, useCandidates } from "./tuning";
 import { userSignals } from "./user-memo";
-
-export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
-
-export interface RankPlan {
-  table: ItemTable;
-  signals: ModelSignals | null;
-  history: UserHistory;
-  weights: Weights;
-  goal: Goal;
-  diverse: boolean;
-  sourceItems: readonly number[];
-  complementAnchors: readonly number[];
-  /** Items never returned (current product, cart items, …). */
-  exclude: readonly number[];
-  /** Leave out everything the user interacted with (personalised query and presets). */
-  excludeHistory: boolean;
-  predicate: ItemPredicate | null;
-  /** Names the predicate (the request's filters as JSON) so its matches are cached per snapshot; null: not cached. */
-  filterKey?: string | null;
-  inStockOnly: boolean;
-  maxPrice: number | null;
-  skip: number;
-  limit: number;
-  explanation: ExplanationLevel | null;
-  /** Only items this component scores above 0 are candidates (similar listing: nothing unrelated). */
-  require?: Component;
-  /** Popularity the trend component ranks by instead of the table's (time of day); default the table's. */
-  popularity?: Float32Array;
-  /** Source label of the dominant component (strategy-dependent: trend is "popular" for the popularity strategy). */
-  label: Record<Component, RecommendationSource>;
-  tuning?: ServingTuning;
-}
 
 const EMPTY: ReadonlySet<number> = new Set();
 

@@ -5,6 +5,8 @@
  */
 import type { RankWeights } from "../../engine/ranking/blend";
 import type { WeightConfig } from "../../engine/weighting";
+import type { Snapshot } from "../../snapshots/types";
+import type { ItemTable } from "./item-table";
 
 export interface DenseHistory {
   /** Dense item indices of the user's history, newest first, possibly repeated. */
@@ -58,4 +60,13 @@ export interface ModelSignals {
    * half its popularity in that daypart scaled to a whole day; null when the model has no daypart split.
    */
   daypartPopularity(daypart: number): Float32Array | null;
+}
+
+/** What a ranking reads for one account: the item table and, when a model is published, its signals. */
+export interface ServingView {
+  table: ItemTable;
+  /** null: the account has no published model; rank by popularity and catalogue order. */
+  signals: ModelSignals | null;
+  /** The published model's snapshot the view reads, when there is one. */
+  snapshot?: Snapshot;
 }

@@ -4,7 +4,7 @@
  * cold user sees popular products of their categories first.
  */
 import type { Component, Weights } from "./blend";
-import type { Goal } from "./rank";
+import type { Goal } from "./rank-plan";
 import type { RecommendationSource } from "./schemas";
 
 export type Strategy = "hybrid" | "content_based" | "collab" | "popularity";

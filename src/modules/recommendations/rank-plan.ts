@@ -1,0 +1,41 @@
+/** What one ranking pass is asked to do; a leaf so candidate gathering and item building can name it. */
+import type { Component, Weights } from "./blend";
+import type { ExplanationLevel } from "./explanations";
+import type { ItemPredicate } from "./filters";
+import type { UserHistory } from "./history-cache";
+import type { ItemTable } from "./item-table";
+import type { RecommendationSource } from "./schemas";
+import type { ModelSignals } from "./signals";
+import type { ServingTuning } from "./tuning";
+
+export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
+
+export interface RankPlan {
+  table: ItemTable;
+  signals: ModelSignals | null;
+  history: UserHistory;
+  weights: Weights;
+  goal: Goal;
+  diverse: boolean;
+  sourceItems: readonly number[];
+  complementAnchors: readonly number[];
+  /** Items never returned (current product, cart items, …). */
+  exclude: readonly number[];
+  /** Leave out everything the user interacted with (personalised query and presets). */
+  excludeHistory: boolean;
+  predicate: ItemPredicate | null;
+  /** Names the predicate (the request's filters as JSON) so its matches are cached per snapshot; null: not cached. */
+  filterKey?: string | null;
+  inStockOnly: boolean;
+  maxPrice: number | null;
+  skip: number;
+  limit: number;
+  explanation: ExplanationLevel | null;
+  /** Only items this component scores above 0 are candidates (similar listing: nothing unrelated). */
+  require?: Component;
+  /** Popularity the trend component ranks by instead of the table's (time of day); default the table's. */
+  popularity?: Float32Array;
+  /** Source label of the dominant component (strategy-dependent: trend is "popular" for the popularity strategy). */
+  label: Record<Component, RecommendationSource>;
+  tuning?: ServingTuning;
+}
