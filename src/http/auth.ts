@@ -9,68 +9,21 @@
  */
 import { sql } from "drizzle-orm";
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
+import type { Config } from "../config";
+import type { Database } from "../db/client";
 import type { ResolvedKey } from "../modules/api-keys/key-cache";
 import { hashApiKey, looksLikeApiKey } from "../modules/api-keys/key-material";
 import { callerHost, hostAllowed, secureHost } from "../modules/api-keys/origins";
 import { isPlatformAdmin } from "../modules/auth/admin";
+import type { Identity } from "../modules/auth/identity";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
 import { grantKeyOrigin } from "./cors";
 import { requestIdOf } from "./kernel";
+import type { AuthMode, AuthOptions, TenantContext, TenantGuard } from "./tenant";
 
 // Origin matching lives with the keys' other origin rules (api-keys/origins.ts); kept importable from here.
 export { hostAllowed };
-
-export type AuthMode = "keyOrJwt" | "jwt" | "key" | "keyAndJwt";
-export type ApiScope = "recommendations:read" | "interactions:write";
-export const API_SCOPES: readonly ApiScope[] = ["recommendations:read", "interactions:write"];
-
-export interface TenantContext {
-  readonly accountId: number;
-  /** The account as cached for authentication (see accounts/account-cache.ts). */
-  readonly account: {
-    id: number;
-    name: string;
-    plan: string;
-    isActive: boolean;
-    subscriptionStatus: string;
-    createdAt: Date;
-    /** True when a user of the account has verified its e-mail address. */
-    emailVerified: boolean;
-    /** Creation time of the account's first user: the e-mail grace period counts from it. */
-    firstUserCreatedAt: Date | null;
-  };
-  readonly actor:
-    | { type: "apiKey"; keyId: number; keyKind: "secret" | "publishable"; scopes: readonly string[] }
-    | {
-        type: "user";
-        userId: number;
-        email: string;
-        isAdmin: boolean;
-        jti: string;
-        expiresAt: Date;
-        apiKeyId?: number;
-      };
-  readonly requestId: string;
-}
-
-/** Guards run after authentication for every authenticated route (rate limits, plan/subscription, email grace). */
-export type TenantGuard = (
-  tenant: TenantContext,
-  request: {
-    method: string;
-    route: string;
-    mode: AuthMode;
-    set: { headers: Record<string, string | number> };
-  },
-) => void | Promise<void>;
-
-export interface AuthOptions {
-  mode: AuthMode;
-  /** The scope a publishable key must hold to call this route; routes without one refuse publishable keys. */
-  scope?: ApiScope;
-}
 
 const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   keyOrJwt: [{ ApiKey: [] }, { BearerJWT: [] }],
@@ -79,10 +32,19 @@ const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   keyAndJwt: [{ ApiKey: [], BearerJWT: [] }],
 };
 
-const plugins = new WeakMap<AppDeps, ReturnType<typeof buildAuthPlugin>>();
+/** What the auth plugin reads from the app: the key and account caches, the guards, the store for last use. */
+export interface AuthDeps {
+  readonly config: Config;
+  readonly database: Database;
+  readonly identity: Identity;
+  /** Run in order after authentication on every authenticated route. */
+  readonly tenantGuards: readonly TenantGuard[];
+}
+
+const plugins = new WeakMap<AuthDeps, ReturnType<typeof buildAuthPlugin>>();
 
 /** Memoised per deps so every module shares one instance (Elysia de-duplicates it by name). */
-export function authPlugin(deps: AppDeps) {
+export function authPlugin(deps: AuthDeps) {
   let plugin = plugins.get(deps);
   if (plugin === undefined) {
     plugin = buildAuthPlugin(deps);
@@ -95,7 +57,7 @@ export function authPlugin(deps: AppDeps) {
 const TENANT = Symbol("tenant");
 type WithTenant = Request & { [TENANT]?: TenantContext };
 
-function buildAuthPlugin(deps: AppDeps) {
+function buildAuthPlugin(deps: AuthDeps) {
   return new Elysia({ name: "auth" }).macro({
     auth: (options: AuthOptions) => ({
       // `x-publishable-scope` tells readers of the OpenAPI document which routes a publishable key may call.
@@ -131,7 +93,7 @@ function buildAuthPlugin(deps: AppDeps) {
 type KeyActor = Extract<TenantContext["actor"], { type: "apiKey" }>;
 type UserActor = Extract<TenantContext["actor"], { type: "user" }>;
 
-async function authenticate(deps: AppDeps, request: Request, options: AuthOptions): Promise<TenantContext> {
+async function authenticate(deps: AuthDeps, request: Request, options: AuthOptions): Promise<TenantContext> {
   const apiKey = request.headers.get("x-api-key");
   const authorization = request.headers.get("authorization");
   const { mode } = options;
@@ -177,7 +139,7 @@ async function authenticate(deps: AppDeps, request: Request, options: AuthOption
  * memory. Anything else (a token, a cache miss, a refusal to explain) is left to `authenticate`.
  */
 function authenticateFromCache(
-  deps: AppDeps,
+  deps: AuthDeps,
   request: Request,
   options: AuthOptions,
 ): TenantContext | undefined {
@@ -199,7 +161,7 @@ function authenticateFromCache(
 }
 
 async function authenticateKey(
-  deps: AppDeps,
+  deps: AuthDeps,
   request: Request,
   value: string,
   options: AuthOptions,
@@ -212,7 +174,7 @@ async function authenticateKey(
 }
 
 /** A known key's own limits (a publishable key's scopes and origins), its use noted; the request's actor. */
-function admitKey(deps: AppDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
+function admitKey(deps: AuthDeps, request: Request, key: ResolvedKey, options: AuthOptions): KeyActor {
   if (key.kind === "publishable") {
     // Before the checks below, so a refusal to an allowed origin is readable by the page (CORS).
     grantKeyOrigin(request, (origin) => {
@@ -245,7 +207,7 @@ interface SubjectRow {
 }
 
 async function authenticateUser(
-  deps: AppDeps,
+  deps: AuthDeps,
   authorization: string,
 ): Promise<{ actor: UserActor; accountId: number }> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);

@@ -8,7 +8,7 @@
 import { OptionalKind } from "@sinclair/typebox";
 import { ACCOUNT_MANAGEMENT } from "../modules/plans/enforcer";
 import { ERROR_STATUS, type ErrorCode } from "../shared/errors";
-import type { AuthMode } from "./auth";
+import type { AuthMode } from "./tenant";
 
 /** Codes of the contract answered outside the domain error table (by the HTTP layer itself). */
 const HTTP_LAYER_STATUS = {} as const;

@@ -1,11 +1,16 @@
 import { eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { accounts } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
 import type { AccountOutput } from "./schemas";
 
-export async function getCurrentAccount({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly database: Database;
+}
+
+export async function getCurrentAccount({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   const [row] = await deps.database.db.select().from(accounts).where(eq(accounts.id, ctx.accountId));
   if (row === undefined) throw notFound("Account");
   return toAccountOutput(row);

@@ -1,12 +1,13 @@
 import { eq, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { accounts } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError, notFound, validationError } from "../../shared/errors";
+import type { Identity } from "../auth/identity";
 import { toAccountOutput } from "./get";
 import type { AccountUpdateInput } from "./schemas";
 
-type UpdateDeps = Pick<AppDeps, "database" | "identity">;
+type UpdateDeps = { readonly database: Database; readonly identity: Identity };
 
 const MAX_CHECKLIST_BYTES = 16 * 1024;
 

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import { validationError } from "../../shared/errors";
 import { type MetricSums, metricsOf } from "./metrics";
 import type { Grouping, MetricsQuery, MetricsReport } from "./schemas";
@@ -32,7 +32,7 @@ export async function getRecommendationMetrics({
   input,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: MetricsQuery;
 }): Promise<MetricsReport> {
   const to =

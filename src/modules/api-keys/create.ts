@@ -1,10 +1,15 @@
+import type { Database } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import { API_SCOPES, type TenantContext } from "../../http/auth";
+import { API_SCOPES, type TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
 import { generateApiKey } from "./key-material";
 import { publicSuffixWildcards } from "./origins";
 import type { ApiKeyCreateInput } from "./schemas";
+
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly database: Database;
+}
 
 export async function createApiKey({
   ctx,
@@ -12,7 +17,7 @@ export async function createApiKey({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: ApiKeyCreateInput;
 }) {
   if (ctx.actor.type !== "user")

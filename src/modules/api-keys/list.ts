@@ -1,11 +1,17 @@
 import { asc } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
+import type { Deps as MetadataDeps } from "./metadata";
 import { activeKeyOfAccount, toMetadata } from "./metadata";
 
-export async function listApiKeys({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+/** What this use case reads from the app. */
+export interface Deps extends MetadataDeps {
+  readonly database: Database;
+}
+
+export async function listApiKeys({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   const rows = await deps.database.db
     .select()
     .from(apiKeys)
@@ -15,7 +21,7 @@ export async function listApiKeys({ ctx, deps }: { ctx: TenantContext; deps: App
 }
 
 /** Metadata of the key that authenticated this request; a JWT-only call has none (404). */
-export async function getCurrentApiKey({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+export async function getCurrentApiKey({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   const keyId = ctx.actor.type === "apiKey" ? ctx.actor.keyId : ctx.actor.apiKeyId;
   if (keyId === undefined)
     throw new AppError("NOT_FOUND", "No API key in use: send it in the X-API-Key header");

@@ -1,7 +1,12 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { apiKeys } from "../../db/schema";
-import type { AppDeps } from "../../deps";
+import type { Identity } from "../auth/identity";
 import type { ApiKeyMetadataOutput } from "./schemas";
+
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly identity: Identity;
+}
 
 export const activeKeyOfAccount = (accountId: number, keyId?: number) =>
   and(
@@ -11,7 +16,7 @@ export const activeKeyOfAccount = (accountId: number, keyId?: number) =>
   );
 
 /** Maps a row to the public metadata, folding in this process's not-yet-written last use. */
-export function toMetadata(deps: AppDeps, row: typeof apiKeys.$inferSelect): ApiKeyMetadataOutput {
+export function toMetadata(deps: Deps, row: typeof apiKeys.$inferSelect): ApiKeyMetadataOutput {
   const pending = deps.identity.lastUsed.pending(row.id);
   const lastUsed =
     pending !== undefined && (row.lastUsedAt === null || pending > row.lastUsedAt) ? pending : row.lastUsedAt;

@@ -1,8 +1,14 @@
+import type { Database } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
+import type { Deps as MetadataDeps } from "./metadata";
 import { activeKeyOfAccount, toMetadata } from "./metadata";
+
+/** What this use case reads from the app. */
+export interface Deps extends MetadataDeps {
+  readonly database: Database;
+}
 
 export async function renameApiKey({
   ctx,
@@ -10,7 +16,7 @@ export async function renameApiKey({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: { id: number; name: string };
 }) {
   const [row] = await deps.database.db

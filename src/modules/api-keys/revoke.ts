@@ -1,9 +1,16 @@
 import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
+import type { Identity } from "../auth/identity";
 import { activeKeyOfAccount } from "./metadata";
+
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly database: Database;
+  readonly identity: Identity;
+}
 
 /** Revokes one key of the account; it stops authenticating on the next request, in every process. */
 export async function revokeApiKey({
@@ -12,7 +19,7 @@ export async function revokeApiKey({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: { id: number };
 }) {
   const rows = await deps.database.db
@@ -25,7 +32,7 @@ export async function revokeApiKey({
 }
 
 /** Revokes every key of the account, including the one making this request. */
-export async function revokeAllApiKeys({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+export async function revokeAllApiKeys({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   await deps.database.db
     .update(apiKeys)
     .set({ revokedAt: sql`now()` })

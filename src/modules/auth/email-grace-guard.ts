@@ -3,7 +3,7 @@
  * counted from the first user's creation; after it, API-key calls answer 403 EMAIL_NOT_VERIFIED.
  * Dashboard (JWT) calls stay open so the user can still verify.
  */
-import type { TenantGuard } from "../../http/auth";
+import type { TenantGuard } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 
 export const GRACE_PERIOD_DAYS = 7;

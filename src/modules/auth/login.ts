@@ -1,8 +1,10 @@
 import { eq } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { accounts, systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { isPlatformAdmin } from "./admin";
+import type { Identity } from "./identity";
 import { normalizeEmail, verifyPassword } from "./passwords";
 import type { LoginInput } from "./schemas";
 import { issueAccessToken } from "./tokens";
@@ -17,7 +19,7 @@ export async function loginUser({
   input,
   client,
 }: {
-  deps: Pick<AppDeps, "database" | "config" | "identity">;
+  deps: { readonly database: Database; readonly config: Config; readonly identity: Identity };
   input: LoginInput;
   client: string;
 }) {

@@ -1,10 +1,15 @@
+import type { Database } from "../../db/client";
 import { revokedTokens } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly database: Database;
+}
+
 /** Revokes the presented JWT; its jti is kept until the token would have expired anyway. */
-export async function logoutUser({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+export async function logoutUser({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   if (ctx.actor.type !== "user")
     throw new AppError("INVALID_TOKEN", "Logout needs the bearer token to revoke");
   await deps.database.db

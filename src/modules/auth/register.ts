@@ -1,15 +1,25 @@
 import { eq } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { accounts, apiKeys, systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
+import type { RateLimiter } from "../../shared/rate-limit";
 import { retryAfterSeconds } from "../../shared/rate-limit";
 import { generateApiKey } from "../api-keys/key-material";
+import type { Identity } from "./identity";
 import { hashPassword, isUniqueViolation, normalizeEmail } from "./passwords";
 import type { RegisterInput } from "./schemas";
 import { issueAccessToken } from "./tokens";
 import { sendVerificationMail } from "./verification-mail";
 
-type RegisterDeps = Pick<AppDeps, "database" | "config" | "identity" | "logger" | "rateLimiter">;
+type RegisterDeps = {
+  readonly database: Database;
+  readonly config: Config;
+  readonly identity: Identity;
+  readonly logger: Logger;
+  readonly rateLimiter: RateLimiter;
+};
 
 /**
  * Sign-up: account, owner user, first secret key and access token are created together or not at all.

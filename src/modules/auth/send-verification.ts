@@ -1,6 +1,6 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { emailVerificationTokens, systemUsers } from "../../db/schema";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 import { type MailDeps, sendVerificationMail } from "./verification-mail";
 

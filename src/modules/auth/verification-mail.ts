@@ -4,13 +4,16 @@
  * e-mail change, tokens mailed to the old address no longer match (and the change deletes them anyway).
  * The token carries the user id so the address to hash with can be looked up.
  */
+
 import { createHash, randomBytes } from "node:crypto";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { emailVerificationTokens } from "../../db/schema";
-import type { AppDeps } from "../../deps";
+import type { Identity } from "./identity";
 
 export const VERIFICATION_TTL_MS = 24 * 3_600_000;
 
-export type MailDeps = Pick<AppDeps, "database" | "config" | "identity">;
+export type MailDeps = { readonly database: Database; readonly config: Config; readonly identity: Identity };
 
 export const hashVerificationToken = (token: string, email: string): string =>
   createHash("sha256").update(`${email}\n${token}`).digest("hex");

@@ -1,7 +1,8 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { emailVerificationTokens, systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
+import type { Identity } from "./identity";
 import { hashVerificationToken, tokenUserId } from "./verification-mail";
 
 /**
@@ -12,7 +13,7 @@ export async function verifyEmail({
   deps,
   input,
 }: {
-  deps: Pick<AppDeps, "database" | "identity">;
+  deps: { readonly database: Database; readonly identity: Identity };
   input: { token: string };
 }) {
   const userId = tokenUserId(input.token);

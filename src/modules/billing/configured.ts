@@ -1,11 +1,22 @@
-import type { AppDeps } from "../../deps";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { AppError } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
+import type { Identity } from "../auth/identity";
+import type { PlanTableType } from "../plans/schemas";
 import type { PaymentProvider } from "./provider";
 
-export type BillingDeps = Pick<AppDeps, "database" | "plans" | "payments" | "config" | "identity" | "logger">;
+export type BillingDeps = {
+  readonly database: Database;
+  readonly plans: Readonly<PlanTableType>;
+  readonly payments: PaymentProvider | undefined;
+  readonly config: Config;
+  readonly identity: Identity;
+  readonly logger: Logger;
+};
 
 /** The billing deps with a provider, or 503 BILLING_NOT_CONFIGURED when PAYMENT_PROVIDER is unset. */
-export function configuredBilling<D extends Pick<AppDeps, "payments">>(
+export function configuredBilling<D extends { readonly payments: PaymentProvider | undefined }>(
   deps: D,
 ): D & { payments: PaymentProvider } {
   if (deps.payments === undefined) {

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { billingSessions } from "../../db/schema";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { type BillingDeps, configuredBilling } from "./configured";
 import { LOCAL_PATH, localToken } from "./local-provider";
 import type { PaymentProvider } from "./provider";

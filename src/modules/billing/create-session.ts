@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { accounts, billingSessions } from "../../db/schema";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
 import { isPaidPlan } from "../plans/catalog";
 import { type BillingDeps, configuredBilling } from "./configured";

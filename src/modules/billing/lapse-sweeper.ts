@@ -3,14 +3,23 @@
  * the hot path only needs the account's subscription status, never its dates. Each sweep also retries
  * cancelling superseded subscriptions the provider could not cancel at the time (see supersede.ts).
  */
+
 import { sql } from "drizzle-orm";
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
+import type { Logger } from "../../shared/logger";
+import type { Identity } from "../auth/identity";
+import type { PaymentProvider } from "./provider";
 import { cancelSuperseded } from "./supersede";
 
 const GRACE_MS = 3 * 86_400_000;
 const SWEEP_EVERY_MS = 60_000;
 
-type SweeperDeps = Pick<AppDeps, "database" | "identity" | "logger" | "payments">;
+type SweeperDeps = {
+  readonly database: Database;
+  readonly identity: Identity;
+  readonly logger: Logger;
+  readonly payments: PaymentProvider | undefined;
+};
 
 /**
  * Overdue accounts move to FREE with FREE's limits (never locked out of their data). The local test

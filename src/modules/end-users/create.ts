@@ -1,7 +1,8 @@
+import type { Database } from "../../db/client";
 import { endUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError, validationError } from "../../shared/errors";
 import { assertCatalogueCapacityIn } from "../plans/limits";
+import type { PlanTableType } from "../plans/schemas";
 import { toEndUser } from "./record";
 import type { EndUser, EndUserCreate } from "./schemas";
 
@@ -23,7 +24,7 @@ export async function createEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "plans">;
+  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
   input: EndUserCreate;
 }): Promise<EndUser> {
   const problem = priceRangeProblem(input);

@@ -1,7 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { notFound } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
+import type { AttributionQueue } from "../analytics/attribution-queue";
 import { forgetEndUserMetrics } from "../analytics/forget-end-user";
+import type { RecommendationService } from "../recommendations/service";
 import { emitEndUserErased, notifyEndUserErased } from "./events";
 import { endUserLookupQuery } from "./queries";
 import type { ErasureResult } from "./schemas";
@@ -52,7 +55,12 @@ export async function eraseEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "logger" | "recommendations" | "attributions">;
+  deps: {
+    readonly database: Database;
+    readonly logger: Logger;
+    readonly recommendations: RecommendationService;
+    readonly attributions: AttributionQueue;
+  };
   input: { externalId: string };
 }): Promise<ErasureResult> {
   const { database } = deps;

@@ -1,9 +1,11 @@
 import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { orders, products, recommendationAttributions, recommendationLogs, searches } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
+import type { AttributionQueue } from "../analytics/attribution-queue";
 import { endUserInteractionsQuery } from "../interactions/queries";
 import { toInteraction } from "../interactions/record";
+import type { RecommendationService } from "../recommendations/service";
 import { endUserLookupQuery } from "./queries";
 import { toEndUser } from "./record";
 import type { EndUserExport } from "./schemas";
@@ -19,7 +21,11 @@ export async function exportEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "recommendations" | "attributions">;
+  deps: {
+    readonly database: Database;
+    readonly recommendations: RecommendationService;
+    readonly attributions: AttributionQueue;
+  };
   input: { externalId: string };
 }): Promise<EndUserExport> {
   const accountId = ctx.accountId;

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { notFound } from "../../shared/errors";
 import { endUserLookupQuery } from "./queries";
 import { toEndUser } from "./record";
@@ -10,7 +10,7 @@ export async function getEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string };
 }): Promise<EndUser> {
   const [row] = await endUserLookupQuery(deps.database.db, ctx.accountId, input.externalId);

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { endUserCountQuery, endUserPageQuery } from "./queries";
 import { toEndUser } from "./record";
 import type { EndUser } from "./schemas";
@@ -10,7 +10,7 @@ export async function listEndUsers({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { skip?: number | undefined; limit?: number | undefined };
 }): Promise<{ items: EndUser[]; total: number; skip: number; limit: number }> {
   const skip = input.skip ?? 0;

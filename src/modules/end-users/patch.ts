@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { endUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound, validationError } from "../../shared/errors";
 import { emitEndUserUpdated } from "./events";
 import { toEndUser } from "./record";
@@ -17,7 +17,7 @@ export async function patchEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string; changes: EndUserPatch };
 }): Promise<EndUser> {
   const { changes } = input;

@@ -1,9 +1,10 @@
+import type { Database } from "../../db/client";
 import { experiments } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
 import { isUniqueViolation } from "../auth/passwords";
 import { toExperiment } from "./record";
+import type { RunningExperiments } from "./running";
 import type { Experiment, ExperimentCreate } from "./schemas";
 
 /** Starts an experiment; a second running one on the same endpoint is a 409 (also when two race). */
@@ -13,7 +14,7 @@ export async function createExperiment({
   input,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database" | "experiments">;
+  deps: { readonly database: Database; readonly experiments: RunningExperiments };
   input: ExperimentCreate;
 }): Promise<Experiment> {
   const names = input.variants.map((v) => v.name);

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { experiments } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
 import { toExperiment } from "./record";
 import type { Experiment } from "./schemas";
@@ -12,7 +12,7 @@ export async function listExperiments({
   deps,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
 }): Promise<{ items: Experiment[] }> {
   const rows = await deps.database.db
     .select()
@@ -29,7 +29,7 @@ export async function getExperiment({
   input,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { id: number };
 }): Promise<Experiment> {
   const [row] = await deps.database.db

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import { compareArms, type Verdict } from "../../shared/stats/sequential";
 import { type MetricSums, metricSample, metricsOf } from "../analytics/metrics";
 import { getExperiment } from "./list";
@@ -22,7 +22,7 @@ export async function getExperimentResults({
   input,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { id: number; metric?: ResultMetric };
 }): Promise<ExperimentResults> {
   const experiment = await getExperiment({ ctx, deps, input });

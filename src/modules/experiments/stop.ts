@@ -1,9 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { experiments } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { getExperiment } from "./list";
 import { toExperiment } from "./record";
+import type { RunningExperiments } from "./running";
 import type { Experiment } from "./schemas";
 
 /** Stops an experiment (its results stay readable); stopping a stopped one changes nothing. */
@@ -13,7 +14,7 @@ export async function stopExperiment({
   input,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database" | "experiments">;
+  deps: { readonly database: Database; readonly experiments: RunningExperiments };
   input: { id: number };
 }): Promise<Experiment> {
   const [row] = await deps.database.db

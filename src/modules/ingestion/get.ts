@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { ingestionJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
 import type { BatchJobStatus } from "./schemas";
 import { toBatchJobStatus } from "./status";
@@ -11,7 +11,7 @@ export async function getBatchJob({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { jobId: number };
 }): Promise<BatchJobStatus> {
   const [row] = await deps.database.db

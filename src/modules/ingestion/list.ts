@@ -1,6 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { ingestionJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import type { BatchJobStatus } from "./schemas";
 import { toBatchJobStatus } from "./status";
 
@@ -11,7 +11,7 @@ export async function listBatchJobs({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { limit?: number | undefined; status?: string | undefined };
 }): Promise<BatchJobStatus[]> {
   const rows = await deps.database.db

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { Database } from "../../db/client";
 import { ingestionJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
+import type { JobRunner } from "../../jobs/runner";
 import { offerPayload } from "./handoff";
 import { INGESTION_JOB_KIND } from "./process";
 import type { BatchRequest } from "./schemas";
@@ -15,7 +16,7 @@ export async function submitBatch({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "jobs">;
+  deps: { readonly database: Database; readonly jobs: JobRunner };
   input: BatchRequest;
 }) {
   const totals = {

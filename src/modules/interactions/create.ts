@@ -1,8 +1,9 @@
+import type { Database } from "../../db/client";
 import { interactions, orders, searches } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound, validationError } from "../../shared/errors";
 import { ensureEndUsers } from "../end-users/ensure";
 import { assertCatalogueCapacityIn } from "../plans/limits";
+import type { PlanTableType } from "../plans/schemas";
 import { productLookupQuery } from "../products/queries";
 import { emitInteractionRecorded } from "./events";
 import type { Interaction, InteractionCreate } from "./schemas";
@@ -32,7 +33,7 @@ export async function createInteraction({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "plans">;
+  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
   input: InteractionCreate;
 }): Promise<Interaction> {
   const type = input.interaction_type.toUpperCase();

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { interactionCountQuery, interactionPageQuery } from "./queries";
 import { toInteraction } from "./record";
 import type { Interaction } from "./schemas";
@@ -10,7 +10,7 @@ export async function listInteractions({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { skip?: number | undefined; limit?: number | undefined };
 }): Promise<{ items: Interaction[]; total: number; skip: number; limit: number }> {
   const skip = input.skip ?? 0;

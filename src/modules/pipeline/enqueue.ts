@@ -3,18 +3,30 @@
  * otherwise), stores the job row (durable before the 202 is sent, so it survives a restart) and wakes the
  * training workers of every process. Also used by the sandbox quick-start.
  */
+
 import { randomUUID } from "node:crypto";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { trainingJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
+import type { JobRunner } from "../../jobs/runner";
+import type { Logger } from "../../shared/logger";
+import type { RateLimiter } from "../../shared/rate-limit";
 import { TRAINING_JOB_KIND } from "../../training/job-kind";
+import type { PlanEnforcer } from "../plans/enforcer";
 import { assertTrainingAllowed } from "../plans/limits";
+import type { PlanTableType } from "../plans/schemas";
 import type { TrainingAcceptedType, TrainingRequestType } from "./schemas";
 
-export type EnqueueDeps = Pick<
-  AppDeps,
-  "database" | "config" | "plans" | "rateLimiter" | "planEnforcer" | "jobs" | "logger"
->;
+export type EnqueueDeps = {
+  readonly database: Database;
+  readonly config: Config;
+  readonly plans: Readonly<PlanTableType>;
+  readonly rateLimiter: RateLimiter;
+  readonly planEnforcer: PlanEnforcer;
+  readonly jobs: JobRunner;
+  readonly logger: Logger;
+};
 
 export async function enqueueTraining(
   deps: EnqueueDeps,

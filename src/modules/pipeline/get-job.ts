@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { trainingJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
 import { toJobStatus } from "./mappers";
 import type { TrainingJobStatusType } from "./schemas";
@@ -12,7 +12,7 @@ export async function getTrainingJob({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { jobId: number };
 }): Promise<TrainingJobStatusType> {
   const [row] = await deps.database.db

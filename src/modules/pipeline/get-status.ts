@@ -1,6 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { models, trainingJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { toModelMetadata } from "./mappers";
 import type { PipelineStatusType } from "./schemas";
@@ -15,7 +15,7 @@ export async function getPipelineStatus({
   deps,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
 }): Promise<PipelineStatusType> {
   const [row] = await deps.database.db
     .select({ model: models })

@@ -1,6 +1,6 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { trainingJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { toJobStatus } from "./mappers";
 import type { TrainingJobStatusType } from "./schemas";
 
@@ -11,7 +11,7 @@ export async function listTrainingJobs({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { limit?: number | undefined; status?: string | undefined };
 }): Promise<TrainingJobStatusType[]> {
   const filters: SQL[] = [eq(trainingJobs.accountId, ctx.accountId)];

@@ -1,6 +1,6 @@
 import { desc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { models } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { toModelMetadata } from "./mappers";
 import type { ModelMetadataType } from "./schemas";
 
@@ -11,7 +11,7 @@ export async function listModels({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { limit?: number | undefined; offset?: number | undefined };
 }): Promise<ModelMetadataType[]> {
   const rows = await deps.database.db

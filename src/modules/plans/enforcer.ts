@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import type { TenantContext, TenantGuard } from "../../http/auth";
+import type { TenantContext, TenantGuard } from "../../http/tenant";
 import { AppError, type ErrorCode } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
 import {

@@ -2,17 +2,28 @@
  * Plan limits checked by the routes that create things: catalogue size and training frequency. The
  * request-rate limits are enforced for every route by the tenant guard (enforcer.ts).
  */
-import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
-import { accounts, endUsers, products, trainingJobs } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
-import { AppError } from "../../shared/errors";
-import { retryAfterSeconds } from "../../shared/rate-limit";
-import { effectivePlan } from "./plan-of";
 
-type LimitDeps = Pick<AppDeps, "plans" | "database" | "rateLimiter" | "planEnforcer" | "config">;
-type TrainingDeps = LimitDeps & Partial<Pick<AppDeps, "usageMeter">>;
+import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Database, Db, DbOrTx } from "../../db/client";
+import { accounts, endUsers, products, trainingJobs } from "../../db/schema";
+import type { TenantContext } from "../../http/tenant";
+import { AppError } from "../../shared/errors";
+import type { RateLimiter } from "../../shared/rate-limit";
+import { retryAfterSeconds } from "../../shared/rate-limit";
+import type { UsageMeter } from "../../shared/usage-meter";
+import type { PlanEnforcer } from "./enforcer";
+import { effectivePlan } from "./plan-of";
+import type { PlanTableType } from "./schemas";
+
+type LimitDeps = {
+  readonly plans: Readonly<PlanTableType>;
+  readonly database: Database;
+  readonly rateLimiter: RateLimiter;
+  readonly planEnforcer: PlanEnforcer;
+  readonly config: Config;
+};
+type TrainingDeps = LimitDeps & Partial<{ readonly usageMeter: UsageMeter }>;
 
 const DAY_MS = 86_400_000;
 /** Capacity does not come back with time; an hour is a sensible pause before trying again. */
@@ -52,7 +63,7 @@ const EXACT_ABOVE_SHARE = 0.9;
  * cap are admitted one after the other and never take the catalogue past it together.
  */
 export async function assertCatalogueCapacityIn(
-  deps: Pick<AppDeps, "plans" | "database">,
+  deps: { readonly plans: Readonly<PlanTableType>; readonly database: Database },
   tx: DbOrTx,
   accountId: number,
   kind: CatalogueKind,
@@ -93,7 +104,7 @@ async function lockCatalogue(tx: DbOrTx, accountId: number, kind: CatalogueKind)
 }
 
 async function catalogueLimitIn(
-  deps: Pick<AppDeps, "plans">,
+  deps: { readonly plans: Readonly<PlanTableType> },
   tx: DbOrTx,
   accountId: number,
   kind: CatalogueKind,
@@ -122,7 +133,7 @@ function capacityExceeded(
 }
 
 export async function countCatalogue(
-  deps: Pick<AppDeps, "database">,
+  deps: { readonly database: Database },
   accountId: number,
   kind: CatalogueKind,
 ): Promise<number> {
@@ -143,7 +154,7 @@ export async function countCatalogue(
  * errors instead of failing; chunks of concurrent jobs of one account are admitted one after the other).
  */
 export async function remainingCatalogueCapacity(
-  deps: Pick<AppDeps, "plans" | "database">,
+  deps: { readonly plans: Readonly<PlanTableType>; readonly database: Database },
   tx: DbOrTx,
   accountId: number,
   kind: CatalogueKind,
@@ -156,7 +167,7 @@ export async function remainingCatalogueCapacity(
 
 /** Trainings allowed today: the plan's trainingsPerDay, capped by the operator's TRAININGS_PER_DAY. */
 export function trainingsPerDayOf(
-  deps: Pick<AppDeps, "plans" | "config">,
+  deps: { readonly plans: Readonly<PlanTableType>; readonly config: Config },
   tenant: Pick<TenantContext, "account">,
 ): number {
   return Math.min(effectivePlan(deps, tenant.account).limits.trainingsPerDay, deps.config.trainingsPerDay);

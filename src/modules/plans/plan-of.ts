@@ -1,8 +1,7 @@
-import type { AppDeps } from "../../deps";
 import { DEFAULT_BULK_RATE, FREE_PLAN, isPaidPlan } from "./catalog";
-import type { PlanType } from "./schemas";
+import type { PlanTableType, PlanType } from "./schemas";
 
-type PlanDeps = Pick<AppDeps, "plans">;
+type PlanDeps = { readonly plans: Readonly<PlanTableType> };
 
 /**
  * The plan an account's plan name stands for. A name the table no longer has (PLANS_FILE changed) gets

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { AppError } from "../../shared/errors";
 import { assertCatalogueCapacityIn } from "../plans/limits";
+import type { PlanTableType } from "../plans/schemas";
 import { emitProductsChanged } from "./events";
 import { toProduct } from "./record";
 import type { Product, ProductCreate } from "./schemas";
@@ -19,7 +20,7 @@ export async function createProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database" | "plans">;
+  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
   input: ProductCreate;
 }): Promise<Product> {
   const values = {

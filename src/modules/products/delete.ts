@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
 import { emitProductsChanged } from "./events";
 
@@ -14,7 +14,7 @@ export async function deleteProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string };
 }): Promise<void> {
   const deleted = await deps.database.db

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "./queries";
 import { toProduct } from "./record";
@@ -11,7 +11,7 @@ export async function getProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string };
 }): Promise<Product> {
   const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.externalId);

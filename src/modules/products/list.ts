@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { productCountQuery, productPageQuery } from "./queries";
 import { toProduct } from "./record";
 import type { Product } from "./schemas";
@@ -16,7 +16,7 @@ export async function listProducts({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: ProductListInput;
 }): Promise<{ items: Product[]; total: number; skip: number; limit: number }> {
   const skip = input.skip ?? 0;

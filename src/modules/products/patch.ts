@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../shared/errors";
 import { emitProductsChanged } from "./events";
 import { toProduct } from "./record";
@@ -16,7 +16,7 @@ export async function patchProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string; changes: ProductPatch };
 }): Promise<Product> {
   const { changes } = input;

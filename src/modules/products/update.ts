@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../deps";
+import type { Database } from "../../db/client";
 import { patchProduct } from "./patch";
 import type { Product, ProductUpdate } from "./schemas";
 
@@ -12,7 +12,7 @@ export function updateProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { externalId: string; product: ProductUpdate };
 }): Promise<Product> {
   const { product } = input;

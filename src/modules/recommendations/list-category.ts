@@ -1,15 +1,23 @@
 import { sql } from "drizzle-orm";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import type { ExtraProduct } from "./catalogue-extras";
 import { POPULARITY_SQL } from "./catalogue-loader";
 import { listCategoryFromSnapshot } from "./category-snapshot";
 import { normalizeCategory } from "./item-table";
 import { cachedPage, PageCache } from "./page-cache";
+import type { RespondDeps } from "./respond";
 import { renderPage, respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
-import type { ServingView } from "./service";
+import type { RecommendationService } from "./service";
 import type { CategorySort } from "./serving-cache";
+import type { ServingView } from "./signals";
+
+/** What this use case reads from the app. */
+export interface Deps extends RespondDeps {
+  readonly database: Database;
+  readonly recommendations: RecommendationService;
+}
 
 export type { CategorySort };
 
@@ -48,7 +56,7 @@ export function listCategory({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: CategoryInput;
 }): RecommendationPage | Promise<RecommendationPage> {
   const category = normalizeCategory(input.category);
@@ -80,7 +88,7 @@ interface CategoryRequest {
 /** With a model: the snapshot's cached category order, no SQL per request; pages cached while it holds. */
 function fromSnapshot(
   ctx: TenantContext,
-  deps: AppDeps,
+  deps: Deps,
   view: ServingView,
   newer: readonly ExtraProduct[],
   { category, sortBy, skip, limit }: CategoryRequest,
@@ -105,7 +113,7 @@ const ENDPOINT = "category";
 /** Without a model: the product rows, popularity aggregated from the interactions. */
 async function fromProductRows(
   ctx: TenantContext,
-  deps: AppDeps,
+  deps: Deps,
   { category, sortBy, skip, limit }: CategoryRequest,
 ): Promise<RecommendationPage> {
   // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.

@@ -1,15 +1,23 @@
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
 import type { ExplanationLevel } from "./explanations";
 import { noHistory, type UserHistory } from "./history-cache";
 import { PageCache } from "./page-cache";
 import { rank } from "./rank";
+import type { RespondDeps } from "./respond";
 import { renderPage, respond } from "./respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
-import type { ServingView } from "./service";
+import type { RecommendationService } from "./service";
+import type { ServingView } from "./signals";
 import { sourceLabels } from "./strategy";
+
+/** What this use case reads from the app. */
+export interface Deps extends RespondDeps {
+  readonly database: Database;
+  readonly recommendations: RecommendationService;
+}
 
 export interface SimilarInput {
   externalProductId: string;
@@ -34,7 +42,7 @@ export function listSimilar({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: SimilarInput;
 }): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
@@ -64,7 +72,7 @@ function liveItem(view: ServingView, externalId: string): number | undefined {
 /** `cacheable`: the answer comes from the model's table (not the product rows of a newer product). */
 function answer(
   ctx: TenantContext,
-  deps: AppDeps,
+  deps: Deps,
   input: SimilarInput,
   view: ServingView,
   item: number,

@@ -1,16 +1,23 @@
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
-import type { Assignment } from "../experiments/running";
+import type { TenantContext } from "../../http/tenant";
+import type { Assignment, RunningExperiments } from "../experiments/running";
 import { explanationLevelFor } from "./explanations";
 import { compileFilters, needsAttributes } from "./filters";
 import type { UserHistory } from "./history-cache";
 import { cachedPage, PageCache } from "./page-cache";
 import { rank } from "./rank";
+import type { RespondDeps } from "./respond";
 import { answerLabels, renderPage, respond } from "./respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
-import type { ServingView } from "./service";
+import type { RecommendationService } from "./service";
+import type { ServingView } from "./signals";
 import { sourceLabels, strategyWeights } from "./strategy";
 import { daypartOf } from "./time-of-day";
+
+/** What this use case reads from the app. */
+export interface Deps extends RespondDeps {
+  readonly experiments: RunningExperiments;
+  readonly recommendations: RecommendationService;
+}
 
 /**
  * The personalised feed. The user's vector is folded in from their latest interactions at request time;
@@ -26,7 +33,7 @@ export function queryPersonalized({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: PersonalizedQuery;
 }): RecommendationPage | Promise<RecommendationPage> {
   // A running experiment's arm sets its parameters; a request naming its own model variant is served as
@@ -55,7 +62,7 @@ export function queryPersonalized({
 
 function answer(
   ctx: TenantContext,
-  deps: AppDeps,
+  deps: Deps,
   input: PersonalizedQuery,
   view: ServingView,
   history: UserHistory,

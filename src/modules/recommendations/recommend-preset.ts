@@ -1,5 +1,5 @@
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import { notFound } from "../../shared/errors";
 import { productLookupQuery } from "../products/queries";
 import { explanationLevelFor } from "./explanations";
@@ -8,10 +8,18 @@ import type { ItemTable } from "./item-table";
 import { PageCache } from "./page-cache";
 import { recentAnchors } from "./query-personalized";
 import { rank } from "./rank";
+import type { RespondDeps } from "./respond";
 import { renderPage, respond } from "./respond";
 import type { PresetBody, RecommendationPage } from "./schemas";
-import type { ServingView } from "./service";
+import type { RecommendationService } from "./service";
+import type { ServingView } from "./signals";
 import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
+
+/** What this use case reads from the app. */
+export interface Deps extends RespondDeps {
+  readonly database: Database;
+  readonly recommendations: RecommendationService;
+}
 
 export interface PresetInput {
   preset: Preset;
@@ -40,7 +48,7 @@ export function recommendPreset({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: PresetInput;
 }): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
@@ -81,7 +89,7 @@ function outsideTable(table: ItemTable, input: PresetInput): boolean {
 
 function answer(
   ctx: TenantContext,
-  deps: AppDeps,
+  deps: Deps,
   input: PresetInput,
   view: ServingView,
   history: UserHistory,

@@ -4,11 +4,17 @@
  * which what was shown is logged (batched, off the hot path; for the end user when there is one, who must
  * still exist) for export, erasure and online evaluation; and the response is counted in the account's usage.
  */
-import type { AppDeps } from "../../deps";
+import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
-import type { AnswerLabels } from "./log-queue";
+import type { AnswerLabels, RecommendationLogQueue } from "./log-queue";
 import type { RankedPage } from "./rank";
 import type { RankedBody, RecommendationPage } from "./schemas";
+
+/** What sending an answer reads from the app: the recommendation log and the usage counters. */
+export interface RespondDeps {
+  readonly recommendations: { readonly logs: RecommendationLogQueue };
+  readonly usageMeter: UsageMeter;
+}
 
 /** A recommendation answer ready to send: its body and what the recommendation log records. */
 export interface RenderedPage {
@@ -86,7 +92,7 @@ export function answerLabels(
  * any) is spliced into the page's JSON text (made once with the page) rather than serialising the body again.
  */
 export function respond(
-  deps: Pick<AppDeps, "recommendations" | "usageMeter">,
+  deps: RespondDeps,
   accountId: number,
   page: RenderedPage,
   labels: AnswerLabels = answerLabels(page.endpoint),

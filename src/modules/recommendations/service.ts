@@ -13,20 +13,11 @@ import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
 import { HistoryCache } from "./history-cache";
 import { HistorySync } from "./history-sync";
-import type { ItemTable } from "./item-table";
 import { RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
-import type { ModelSignals } from "./signals";
+import type { ServingView } from "./signals";
 import { snapshotView } from "./snapshot-signals";
 import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
-
-export interface ServingView {
-  table: ItemTable;
-  /** null: the account has no published model; rank by popularity and catalogue order. */
-  signals: ModelSignals | null;
-  /** The published model's snapshot the view reads, when there is one. */
-  snapshot?: Snapshot;
-}
 
 export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
-import type { AppDeps } from "../../deps";
+import type { Database, DbOrTx } from "../../db/client";
 
 export interface DataCounts {
   products: number;
@@ -11,7 +10,7 @@ export interface DataCounts {
 }
 
 export async function countAccountData(
-  deps: Pick<AppDeps, "database">,
+  deps: { readonly database: Database },
   accountId: number,
   on?: DbOrTx,
   includeDeletedProducts = false,

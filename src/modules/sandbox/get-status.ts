@@ -1,5 +1,5 @@
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
 import { FREE_PLAN } from "../plans/catalog";
 import { countAccountData } from "./counts";
 import type { SandboxStatusType } from "./schemas";
@@ -9,7 +9,7 @@ export async function getSandboxStatus({
   deps,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
 }): Promise<SandboxStatusType> {
   return {
     plan: ctx.account.plan,

@@ -1,12 +1,18 @@
 import { and, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { endUsers, interactions, orders, products } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
+import type { EnqueueDeps } from "../pipeline/enqueue";
 import { enqueueTraining } from "../pipeline/enqueue";
 import { assertCatalogueCapacity } from "../plans/limits";
 import { DEMO_PREFIX, generateDemoData } from "./demo-data";
 import type { QuickStartResultType } from "./schemas";
+
+/** What this use case reads from the app. */
+export interface Deps extends EnqueueDeps {
+  readonly database: Database;
+}
 
 const INSERT_CHUNK = 1000;
 
@@ -19,7 +25,7 @@ export async function quickStartSandbox({
   deps,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
 }): Promise<QuickStartResultType> {
   const accountId = ctx.accountId;
   const [existing] = await deps.database.db

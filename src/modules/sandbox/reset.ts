@@ -1,4 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import {
   endUsers,
   ingestionJobs,
@@ -10,11 +11,13 @@ import {
   recommendationLogs,
   trainingJobs,
 } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
 import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/registry";
+import type { AttributionQueue } from "../analytics/attribution-queue";
 import { FREE_PLAN } from "../plans/catalog";
+import type { RecommendationService } from "../recommendations/service";
 import { countAccountData } from "./counts";
 import type { ResetResultType } from "./schemas";
 
@@ -27,7 +30,12 @@ export async function resetSandbox({
   deps,
 }: {
   ctx: TenantContext;
-  deps: Pick<AppDeps, "database" | "logger" | "recommendations" | "attributions">;
+  deps: {
+    readonly database: Database;
+    readonly logger: Logger;
+    readonly recommendations: RecommendationService;
+    readonly attributions: AttributionQueue;
+  };
 }): Promise<ResetResultType> {
   if (ctx.account.plan !== FREE_PLAN) {
     throw new AppError("FREE_PLAN_ONLY", "Only FREE-plan accounts can reset their data through the sandbox");

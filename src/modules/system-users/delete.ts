@@ -1,16 +1,23 @@
 import { and, count, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { accounts, apiKeys, systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
+import type { Identity } from "../auth/identity";
 import { requireUser } from "./get";
+
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly database: Database;
+  readonly identity: Identity;
+}
 
 /**
  * Deletes the current user; with the row gone every token it held is refused. When it was the account's
  * last user, nobody could manage the account any more, so the account is deactivated and its API keys
  * revoked (its data is kept).
  */
-export async function deleteCurrentUser({ ctx, deps }: { ctx: TenantContext; deps: AppDeps }) {
+export async function deleteCurrentUser({ ctx, deps }: { ctx: TenantContext; deps: Deps }) {
   const { userId } = requireUser(ctx);
   const closedAccount = await deps.database.db.transaction(async (tx) => {
     const deleted = await tx

@@ -1,24 +1,25 @@
 import { and, eq } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
 import { systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 import { isPlatformAdmin } from "../auth/admin";
 import { graceState } from "../auth/email-grace-guard";
 import type { UserOutput } from "./schemas";
+
+/** What this use case reads from the app. */
+export interface Deps {
+  readonly config: Config;
+  readonly database: Database;
+}
 
 export function requireUser(ctx: TenantContext): { userId: number } {
   if (ctx.actor.type !== "user") throw new AppError("INVALID_TOKEN", "A user access token is required");
   return { userId: ctx.actor.userId };
 }
 
-export async function getCurrentUser({
-  ctx,
-  deps,
-}: {
-  ctx: TenantContext;
-  deps: AppDeps;
-}): Promise<UserOutput> {
+export async function getCurrentUser({ ctx, deps }: { ctx: TenantContext; deps: Deps }): Promise<UserOutput> {
   const { userId } = requireUser(ctx);
   const [user] = await deps.database.db
     .select()
@@ -28,7 +29,7 @@ export async function getCurrentUser({
   return toUserOutput(deps, ctx.account.plan, user);
 }
 
-export function toUserOutput(deps: AppDeps, plan: string, user: typeof systemUsers.$inferSelect): UserOutput {
+export function toUserOutput(deps: Deps, plan: string, user: typeof systemUsers.$inferSelect): UserOutput {
   const grace = graceState(plan, user.emailVerifiedAt !== null, user.createdAt);
   return {
     userId: user.id,

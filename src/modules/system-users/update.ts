@@ -1,11 +1,19 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { emailVerificationTokens, systemUsers } from "../../db/schema";
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
+import type { Identity } from "../auth/identity";
 import { hashPassword, isUniqueViolation, normalizeEmail, verifyPassword } from "../auth/passwords";
+import type { Deps as UserOutputDeps } from "./get";
 import { requireUser, toUserOutput } from "./get";
 import type { UserUpdateInput } from "./schemas";
+
+/** What this use case reads from the app. */
+export interface Deps extends UserOutputDeps {
+  readonly database: Database;
+  readonly identity: Identity;
+}
 
 /**
  * Updates the current user. Changing the e-mail or password needs the current password; a new e-mail must
@@ -17,7 +25,7 @@ export async function updateCurrentUser({
   input,
 }: {
   ctx: TenantContext;
-  deps: AppDeps;
+  deps: Deps;
   input: UserUpdateInput;
 }) {
   const { userId } = requireUser(ctx);

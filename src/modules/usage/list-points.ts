@@ -1,4 +1,4 @@
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { validationError } from "../../shared/errors";
 import { addDays, readUsageDays } from "./read-usage";
 import type { UsagePointType, UsageQueryType } from "./schemas";

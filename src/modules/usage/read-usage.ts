@@ -1,9 +1,11 @@
 import { and, eq, gte, lte } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { accounts, usageDaily } from "../../db/schema";
-import type { AppDeps } from "../../deps";
+import type { Logger } from "../../shared/logger";
+import type { UsageMeter } from "../../shared/usage-meter";
 import { emptyCounts, type UsageCounts } from "../../shared/usage-meter";
 
-type ReadDeps = Pick<AppDeps, "database" | "usageMeter" | "logger">;
+type ReadDeps = { readonly database: Database; readonly usageMeter: UsageMeter; readonly logger: Logger };
 
 /**
  * Usage rows for a range of UTC days (inclusive). What is still counted in memory or Redis is flushed
@@ -48,7 +50,7 @@ export function sumCounts(days: Iterable<UsageCounts>): UsageCounts {
 }
 
 export async function subscriptionRenewsAt(
-  deps: Pick<AppDeps, "database">,
+  deps: { readonly database: Database },
   accountId: number,
 ): Promise<Date | null> {
   const [row] = await deps.database.db

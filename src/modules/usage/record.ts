@@ -1,5 +1,4 @@
-import type { AppDeps } from "../../deps";
-import type { UsageCounts } from "../../shared/usage-meter";
+import type { UsageCounts, UsageMeter } from "../../shared/usage-meter";
 
 /**
  * Counts work done for an account today (UTC): recommendation responses served, records ingested,
@@ -7,7 +6,7 @@ import type { UsageCounts } from "../../shared/usage-meter";
  * counted by the plan guard and need no call.
  */
 export function recordUsage(
-  deps: Pick<AppDeps, "usageMeter">,
+  deps: { readonly usageMeter: UsageMeter },
   accountId: number,
   counts: Partial<Pick<UsageCounts, "recommendations" | "ingestedRecords" | "trainings">>,
 ): void {

@@ -1,4 +1,4 @@
-import type { TenantContext } from "../../http/auth";
+import type { TenantContext } from "../../http/tenant";
 import { subscriptionRenewsAt } from "./read-usage";
 import type { UsageSummaryType } from "./schemas";
 import { buildUsageReport, type ReportDeps } from "./usage-report";

@@ -1,15 +1,23 @@
-import type { AppDeps } from "../../deps";
-import type { TenantContext } from "../../http/auth";
-import type { UsageCounts } from "../../shared/usage-meter";
+import type { Config } from "../../config";
+import type { Database } from "../../db/client";
+import type { TenantContext } from "../../http/tenant";
+import type { Logger } from "../../shared/logger";
+import type { UsageCounts, UsageMeter } from "../../shared/usage-meter";
+import type { PlanEnforcer } from "../plans/enforcer";
 import { monthWindow } from "../plans/enforcer";
 import { countCatalogue, trainingsPerDayOf } from "../plans/limits";
 import { bulkRateOf, effectivePlan } from "../plans/plan-of";
+import type { PlanTableType } from "../plans/schemas";
 import { readUsageDays, sumCounts } from "./read-usage";
 
-export type ReportDeps = Pick<
-  AppDeps,
-  "database" | "usageMeter" | "logger" | "plans" | "config" | "planEnforcer"
->;
+export type ReportDeps = {
+  readonly database: Database;
+  readonly usageMeter: UsageMeter;
+  readonly logger: Logger;
+  readonly plans: Readonly<PlanTableType>;
+  readonly config: Config;
+  readonly planEnforcer: PlanEnforcer;
+};
 
 export interface UsageReport {
   plan: string;

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
-import type { AppDeps } from "../../deps";
 import type { ProductCards } from "./schemas";
 
 /**
@@ -14,7 +14,7 @@ export async function listProductCards({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: Pick<AppDeps, "database">;
+  deps: { readonly database: Database };
   input: { ids: readonly string[] };
 }): Promise<ProductCards> {
   const ids = [...new Set(input.ids)];
