@@ -51,7 +51,7 @@ export {
 } from "./hnsw";
 export { spdInverse } from "./linalg";
 export type { BlendWeights, Model } from "./model";
-export { nativeKernels, setNativeCacheDir, setNativeEnabled } from "./native";
+export { nativeKernels } from "./native";
 export {
   computePopularity,
   DAYPARTS,

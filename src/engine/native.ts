@@ -46,19 +46,7 @@ const symbols = {
 export type NativeKernels = ReturnType<typeof dlopen<typeof symbols>>["symbols"];
 
 let cached: NativeKernels | null | undefined;
-let disabled = process.env["RECSYS_NATIVE"] === "0";
-let cacheDirOverride: string | undefined;
-
-/** Forces the pure-TypeScript paths (tests use this to compare both implementations). */
-export function setNativeEnabled(enabled: boolean): void {
-  disabled = !enabled;
-}
-
-/** Where compiled kernels are cached; defaults to the OS temp dir. Call before first use. */
-export function setNativeCacheDir(dir: string): void {
-  cacheDirOverride = dir;
-  cached = undefined;
-}
+const disabled = process.env["RECSYS_NATIVE"] === "0";
 
 /**
  * Compiles native/kernels.c once per (source, CPU) into a cache dir and loads it. Returns null when no C
@@ -77,7 +65,7 @@ export function nativeKernels(): NativeKernels | null {
       .update(process.arch)
       .digest("hex")
       .slice(0, 16);
-    const dir = cacheDirOverride ?? join(tmpdir(), "recsys-native");
+    const dir = join(tmpdir(), "recsys-native");
     const lib = join(dir, `kernels-${key}.so`);
     if (!existsSync(lib)) {
       mkdirSync(dir, { recursive: true });

@@ -15,12 +15,3 @@ export function gaussian(rng: () => number): number {
   const u = Math.max(rng(), 1e-12);
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng());
 }
-
-export function shuffleInPlace(a: Int32Array, rng: () => number): void {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rng() * (i + 1));
-    const t = a[i]!;
-    a[i] = a[j]!;
-    a[j] = t;
-  }
-}

@@ -103,7 +103,3 @@ export function transposeCsr(m: Csr): Csr {
   }
   return { nRows: m.nCols, nCols: m.nRows, indptr, indices, data };
 }
-
-export function rowNnz(m: Csr, r: number): number {
-  return m.indptr[r + 1]! - m.indptr[r]!;
-}

@@ -67,5 +67,3 @@ export const notFound = (what: string): AppError => new AppError("NOT_FOUND", `$
 
 export const validationError = (issues: ValidationIssue[], message = "Request validation failed"): AppError =>
   new AppError("VALIDATION_ERROR", message, { detail: issues });
-
-export const isAppError = (error: unknown): error is AppError => error instanceof AppError;

@@ -51,10 +51,6 @@ export function looksLikeApiKey(value: string): boolean {
   return KEY_SHAPE.test(value);
 }
 
-export function kindOfKey(value: string): ApiKeyKind {
-  return value.startsWith("pk_") ? "publishable" : "secret";
-}
-
 /** Constant-time comparison of two hex digests. */
 export function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a, "hex");

@@ -24,17 +24,3 @@ export function endUserPageQuery(db: DbOrTx, accountId: number, skip: number, li
 export function endUserCountQuery(db: DbOrTx, accountId: number) {
   return db.select({ total: count() }).from(endUsers).where(eq(endUsers.accountId, accountId));
 }
-
-/** The internal id of an end user, for modules that key caches by it (e.g. the recommender's fold-in). */
-export async function findEndUserId(
-  db: DbOrTx,
-  accountId: number,
-  externalId: string,
-): Promise<number | undefined> {
-  const [row] = await db
-    .select({ id: endUsers.id })
-    .from(endUsers)
-    .where(and(eq(endUsers.accountId, accountId), eq(endUsers.externalId, externalId)))
-    .limit(1);
-  return row?.id;
-}

@@ -41,21 +41,4 @@ export function endUserInteractionsQuery(db: DbOrTx, accountId: number, endUserI
     .orderBy(desc(interactions.occurredAt), desc(interactions.id));
 }
 
-/** The latest N interactions of one end user, on the (account_id, end_user_id, occurred_at) index. */
-export function latestInteractionsQuery(db: DbOrTx, accountId: number, endUserId: number, limit: number) {
-  return db
-    .select({
-      productId: interactions.productId,
-      externalProductId: products.externalId,
-      interactionType: interactions.interactionType,
-      value: interactions.value,
-      occurredAt: interactions.occurredAt,
-    })
-    .from(interactions)
-    .innerJoin(products, eq(products.id, interactions.productId))
-    .where(and(eq(interactions.accountId, accountId), eq(interactions.endUserId, endUserId)))
-    .orderBy(desc(interactions.occurredAt))
-    .limit(limit);
-}
-
 export type InteractionRow = Awaited<ReturnType<typeof interactionPageQuery>>[number];
