@@ -27,6 +27,7 @@ import { PlanEnforcer } from "./modules/plans/enforcer";
 import { remainingCatalogueCapacity } from "./modules/plans/limits";
 import type { PlanTableType } from "./modules/plans/schemas";
 import { RecommendationService } from "./modules/recommendations/service";
+import type { ServingTuning } from "./modules/recommendations/tuning";
 import { createLogger, type Logger } from "./shared/logger";
 import { createRateLimiter, openRedis, type RateLimiter } from "./shared/rate-limit";
 import { createUsageMeter, type UsageMeter } from "./shared/usage-meter";
@@ -82,6 +83,8 @@ export interface CreateDepsOptions {
   logger?: Logger;
   /** Overrides the PGlite location (tests use "memory://"). */
   pgliteDataDir?: string;
+  /** Candidate-path thresholds of the recommender; tests pass their own to force small tenants through HNSW. */
+  servingTuning?: Readonly<ServingTuning>;
 }
 
 export async function createDeps(
@@ -136,7 +139,9 @@ export async function createDeps(
     artifacts,
   });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
-  const recommendations = new RecommendationService(database, logger, snapshots);
+  const recommendations = new RecommendationService(database, logger, snapshots, {
+    ...(options.servingTuning === undefined ? {} : { tuning: options.servingTuning }),
+  });
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
   const experiments = new RunningExperiments(database, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;

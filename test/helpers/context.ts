@@ -8,7 +8,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { type App, createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { type AppDeps, createDeps, type Lifecycle } from "../../src/deps";
+import { type AppDeps, type CreateDepsOptions, createDeps, type Lifecycle } from "../../src/deps";
 import { createLogger } from "../../src/shared/logger";
 import { removeTempDir, trackTempDir } from "./temp-dirs";
 
@@ -63,7 +63,10 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   };
 }
 
-export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+export async function createTestContext(
+  env: Record<string, string> = {},
+  options: Pick<CreateDepsOptions, "servingTuning"> = {},
+): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
   // Removed on close, or after the run for contexts never closed (the shared one).
   trackTempDir(dataDir);
@@ -87,7 +90,7 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
   });
   const logs: string[] = [];
   const logger = createLogger("debug", (line) => logs.push(line));
-  const deps = await createDeps(config, { logger, pgliteDataDir: "memory://" });
+  const deps = await createDeps(config, { ...options, logger, pgliteDataDir: "memory://" });
   await deps.start();
   const app = createApp(deps);
 

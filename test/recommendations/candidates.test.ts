@@ -5,7 +5,7 @@ import { HistoryCache } from "../../src/modules/recommendations/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/history-sync";
 import { rank } from "../../src/modules/recommendations/rank";
 import { sourceLabels } from "../../src/modules/recommendations/strategy";
-import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
+import { DEFAULT_TUNING, type ServingTuning } from "../../src/modules/recommendations/tuning";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -20,9 +20,11 @@ const CATEGORY = "/api/v1/recommendations/category";
 let ctx: TestContext;
 let tenant: Tenant;
 
-/** Own service, so changing its candidate thresholds cannot affect other suites. */
+/** The service's candidate thresholds: this suite's own, changed between the two answers it compares. */
+const tuning: ServingTuning = { ...DEFAULT_TUNING };
+
 beforeAll(async () => {
-  ctx = await createTestContext();
+  ctx = await createTestContext({}, { servingTuning: tuning });
   tenant = await registerTenant(ctx);
   await generateTenant(ctx, tenant.accountId, { users: 60, interactionsPerUser: 15 });
   const job = await trainAndWait(ctx, tenant.apiKey, FAST_TRAINING);
@@ -42,7 +44,6 @@ async function bothPaths(
   body: Record<string, unknown> | undefined,
   candidatePath: Partial<Tuning>,
 ) {
-  const tuning = ctx.deps.recommendations.tuning;
   const ask = () => ctx.request(method, path, { apiKey: tenant.apiKey, ...(body ? { body } : {}) });
   try {
     Object.assign(tuning, { candidateMinItems: Number.MAX_SAFE_INTEGER });

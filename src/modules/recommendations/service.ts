@@ -34,15 +34,17 @@ export class RecommendationService {
   /** Computed answers, served again while their inputs hold (see page-cache.ts). */
   readonly pages = new PageCache();
   readonly historySync: HistorySync;
-  /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
-  readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
+  /** Candidate-path thresholds (see tuning.ts). */
+  readonly tuning: Readonly<ServingTuning>;
   private unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly database: Database,
     logger: Logger,
     private readonly snapshots: SnapshotSource | undefined,
+    options: { tuning?: Readonly<ServingTuning> } = {},
   ) {
+    this.tuning = options.tuning ?? DEFAULT_TUNING;
     // A history read names its products from the account's model when it is in memory.
     this.histories = new HistoryCache(database, Date.now, (accountId) => {
       const items = this.snapshots?.peekSnapshot(accountId)?.items;
