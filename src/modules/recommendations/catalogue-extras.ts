@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Snapshot } from "../../snapshots/types";
-import { AccountCache } from "./account-cache";
+import { AccountCache } from "./per-account-loads";
 
 const TTL_MS = 5_000;
 const MAX_ACCOUNTS = 256;

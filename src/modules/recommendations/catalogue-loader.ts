@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { AccountCache } from "./account-cache";
+import { AccountCache } from "./per-account-loads";
 import { buildItemTable, type ItemRow, type ItemTable } from "./item-table";
 
 const TTL_MS = 5_000;
