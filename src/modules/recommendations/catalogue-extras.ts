@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Snapshot } from "../../snapshots/types";
-import { AccountCache } from "./per-account-loads";
+import { PerAccountLoads } from "./per-account-loads";
 
 const TTL_MS = 5_000;
 const MAX_ACCOUNTS = 256;
@@ -31,7 +31,7 @@ function maxProductId(snapshot: Snapshot): number {
 }
 
 export class CatalogueExtras {
-  private readonly cache = new AccountCache<ExtraProduct[]>(TTL_MS, MAX_ACCOUNTS);
+  private readonly cache = new PerAccountLoads<ExtraProduct[]>(TTL_MS, MAX_ACCOUNTS);
 
   constructor(private readonly database: Database) {}
 

@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { AccountCache } from "./per-account-loads";
+import { PerAccountLoads } from "./per-account-loads";
 import { buildItemTable, type ItemRow, type ItemTable } from "./item-table";
 
 const TTL_MS = 5_000;
@@ -22,7 +22,7 @@ export const POPULARITY_SQL = sql.raw(`((case i.interaction_type
   * (0.01 + exp(greatest(-50.0, -ln(2.0) * extract(epoch from (now() - i.occurred_at))::float8 / 604800.0))))`);
 
 export class CatalogueCache {
-  private readonly cache = new AccountCache<ItemTable>(TTL_MS, MAX_ACCOUNTS);
+  private readonly cache = new PerAccountLoads<ItemTable>(TTL_MS, MAX_ACCOUNTS);
 
   constructor(private readonly database: Database) {}
 

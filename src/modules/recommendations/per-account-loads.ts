@@ -10,7 +10,7 @@ interface Entry<V> {
   loaded?: V;
 }
 
-export class AccountCache<V> {
+export class PerAccountLoads<V> {
   private readonly entries = new Map<number, Entry<V>>();
 
   constructor(
