@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../shared/logger";
 
-export interface AccountSnapshot {
+export interface CachedAccount {
   readonly id: number;
   readonly name: string;
   readonly plan: string;
@@ -37,7 +37,7 @@ const TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
 
 export class AccountCache {
-  private readonly entries = new Map<number, { account: AccountSnapshot; loadedAt: number }>();
+  private readonly entries = new Map<number, { account: CachedAccount; loadedAt: number }>();
   private generation = 0;
   private unlisten: (() => Promise<void>) | undefined;
 
@@ -57,12 +57,12 @@ export class AccountCache {
   }
 
   /** The account when it is cached and fresh, without waiting: the common case of every authenticated request. */
-  cached(accountId: number): AccountSnapshot | undefined {
+  cached(accountId: number): CachedAccount | undefined {
     const cached = this.entries.get(accountId);
     return cached !== undefined && Date.now() - cached.loadedAt < TTL_MS ? cached.account : undefined;
   }
 
-  async get(accountId: number): Promise<AccountSnapshot | undefined> {
+  async get(accountId: number): Promise<CachedAccount | undefined> {
     const cached = this.cached(accountId);
     if (cached !== undefined) return cached;
     const generation = this.generation;
@@ -75,7 +75,7 @@ export class AccountCache {
           group by a.id`,
     );
     if (row === undefined) return undefined;
-    const account: AccountSnapshot = {
+    const account: CachedAccount = {
       id: Number(row.id),
       name: row.name,
       plan: row.plan,

@@ -7,7 +7,7 @@ export function healthModule(deps: AppDeps) {
   return new Elysia({ name: "health" }).get(
     "/health",
     ({ set }) => {
-      const database = deps.health.snapshot();
+      const database = deps.health.current();
       // A load balancer or monitor reads the status code, not the body.
       if (database.state === "down") set.status = 503;
       return {

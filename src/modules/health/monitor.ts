@@ -25,7 +25,7 @@ export interface DatabaseHealth {
  * the baseline that every other route's speed is measured against.
  */
 export class HealthMonitor {
-  private current: DatabaseHealth;
+  private latest: DatabaseHealth;
   private timer: ReturnType<typeof setInterval> | undefined;
   private probing = false;
 
@@ -34,11 +34,11 @@ export class HealthMonitor {
     private readonly logger: Logger,
     private readonly intervalMs = 5000,
   ) {
-    this.current = { state: "unknown", kind: database.kind, checkedAt: null, latencyMs: null };
+    this.latest = { state: "unknown", kind: database.kind, checkedAt: null, latencyMs: null };
   }
 
-  snapshot(): DatabaseHealth {
-    return this.current;
+  current(): DatabaseHealth {
+    return this.latest;
   }
 
   /**
@@ -46,8 +46,8 @@ export class HealthMonitor {
    * `intervalMs` later), and probe at once so recovery is noticed as soon as the database answers again.
    */
   markUnreachable(): void {
-    if (this.current.state !== "down") {
-      this.current = { ...this.current, state: "down", checkedAt: new Date().toISOString(), latencyMs: null };
+    if (this.latest.state !== "down") {
+      this.latest = { ...this.latest, state: "down", checkedAt: new Date().toISOString(), latencyMs: null };
     }
     if (this.timer !== undefined && !this.probing) void this.probe();
   }
@@ -60,17 +60,17 @@ export class HealthMonitor {
       await withTimeout(this.database.db.execute(sql`select 1`), PROBE_TIMEOUT_MS);
     } catch (error) {
       state = "down";
-      if (this.current.state !== "down") this.logger.warn("database unreachable", { error });
+      if (this.latest.state !== "down") this.logger.warn("database unreachable", { error });
     } finally {
       this.probing = false;
     }
-    this.current = {
+    this.latest = {
       state,
       kind: this.database.kind,
       checkedAt: new Date().toISOString(),
       latencyMs: Math.round((performance.now() - started) * 100) / 100,
     };
-    return this.current;
+    return this.latest;
   }
 
   async start(): Promise<void> {

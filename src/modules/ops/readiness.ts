@@ -60,7 +60,7 @@ export class Readiness {
   }
 
   private databaseCheck(now: number): ReadinessCheck {
-    const probe = this.health.snapshot();
+    const probe = this.health.current();
     if (probe.state === "unknown" || probe.checkedAt === null) {
       return { state: "failing", detail: `${probe.kind}: not probed yet` };
     }

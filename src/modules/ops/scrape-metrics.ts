@@ -25,5 +25,5 @@ export async function scrapeMetrics({ deps }: { deps: Deps }): Promise<string> {
     status: row.status,
     jobs: Number(row.jobs),
   }));
-  return deps.metrics.render({ queueDepths, databaseUp: deps.health.snapshot().state === "up" });
+  return deps.metrics.render({ queueDepths, databaseUp: deps.health.current().state === "up" });
 }
