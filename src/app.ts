@@ -17,7 +17,7 @@ import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
 import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
-import { pipelineModule } from "./modules/pipeline";
+import { pipelineModule } from "./modules/training";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
 import { recommendationsModule } from "./modules/recommendations";

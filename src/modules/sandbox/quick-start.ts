@@ -3,9 +3,9 @@ import type { Database } from "../../db/client";
 import { endUsers, interactions, orders, products } from "../../db/schema";
 import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
-import type { EnqueueDeps } from "../pipeline/enqueue";
-import { enqueueTraining } from "../pipeline/enqueue";
 import { assertCatalogueCapacity } from "../plans/limits";
+import type { EnqueueDeps } from "../training/enqueue";
+import { enqueueTraining } from "../training/enqueue";
 import { DEMO_PREFIX, generateDemoData } from "./demo-data";
 import type { QuickStartResultType } from "./schemas";
 

@@ -15,7 +15,7 @@ import type {
   ModelMetadataType,
   TrainingAcceptedType,
   TrainingJobStatusType,
-} from "../../modules/pipeline/schemas";
+} from "../../modules/training/schemas";
 import type { PlanTableType } from "../../modules/plans/schemas";
 import type { Product } from "../../modules/products/schemas";
 import type {
