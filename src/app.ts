@@ -17,7 +17,7 @@ import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
 import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
-import { pipelineModule } from "./modules/training";
+import { trainingModule } from "./modules/training";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
 import { recommendationsModule } from "./modules/recommendations";
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps) {
     .use(endUsersModule(deps))
     .use(interactionsModule(deps))
     .use(ingestionModule(deps))
-    .use(pipelineModule(deps))
+    .use(trainingModule(deps))
     .use(authModule(deps))
     .use(apiKeysModule(deps))
     .use(systemUsersModule(deps))

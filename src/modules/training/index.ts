@@ -21,8 +21,8 @@ import {
 const tags = ["Training pipeline"];
 const auth = { mode: "keyOrJwt" } as const;
 
-export function pipelineModule(deps: AppDeps) {
-  return new Elysia({ ...ELYSIA_CONFIG, name: "pipeline", prefix: "/api/v1/pipeline" })
+export function trainingModule(deps: AppDeps) {
+  return new Elysia({ ...ELYSIA_CONFIG, name: "training", prefix: "/api/v1/pipeline" })
     .use(authPlugin(deps))
     .post(
       "/train",
