@@ -17,12 +17,12 @@ import { healthAuthModule } from "./modules/health/auth-route";
 import { ingestionModule } from "./modules/ingestion";
 import { interactionsModule } from "./modules/interactions";
 import { opsModule } from "./modules/ops";
-import { trainingModule } from "./modules/training";
 import { plansModule } from "./modules/plans";
 import { productsModule } from "./modules/products";
 import { recommendationsModule } from "./modules/recommendations";
 import { sandboxModule } from "./modules/sandbox";
 import { systemUsersModule } from "./modules/system-users";
+import { trainingModule } from "./modules/training";
 import { usageModule } from "./modules/usage";
 import { widgetModule } from "./modules/widget";
 

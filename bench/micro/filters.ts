@@ -10,9 +10,10 @@ type CompileFilters = (
 ) => ((i: number) => boolean) | null;
 type BuildItemTable = (rows: unknown[]) => { size: number };
 
+/** Where each lives now, then where it lived before (bench compare runs older commits too). */
 const MODULES = {
-  filters: "src/modules/recommendations/filters.ts",
-  table: "src/modules/recommendations/item-table.ts",
+  filters: ["src/modules/recommendations/ranking/filters.ts", "src/modules/recommendations/filters.ts"],
+  table: ["src/modules/recommendations/serving/item-table.ts", "src/modules/recommendations/item-table.ts"],
 };
 
 /**
@@ -20,8 +21,8 @@ const MODULES = {
  * predicate over the same typed array: the floor a compiled filter can reach.
  */
 export async function filterPairs(repoRoot: string, s: MicroSizes): Promise<KernelPair[]> {
-  const compileFilters = await importExport<CompileFilters>(repoRoot, [MODULES.filters], "compileFilters");
-  const buildItemTable = await importExport<BuildItemTable>(repoRoot, [MODULES.table], "buildItemTable");
+  const compileFilters = await importExport<CompileFilters>(repoRoot, MODULES.filters, "compileFilters");
+  const buildItemTable = await importExport<BuildItemTable>(repoRoot, MODULES.table, "buildItemTable");
   const n = s.items;
   const rows = Array.from({ length: n }, (_, i) => ({
     externalId: `p${i}`,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Model } from "../../src/engine/model";
 import { deserializeModel, nonZeroPositions, serializeModel } from "../../src/engine/serialize";
-import { sparseRows } from "../../src/modules/recommendations/vector-rows";
+import { sparseRows } from "../../src/modules/recommendations/serving/vector-rows";
 
 /** A stand-in model: the format stores any tree of plain values and typed arrays. */
 function modelWith(arrays: Record<string, unknown>): Model {

@@ -3,9 +3,9 @@
  * catalogue instead of lower-casing them again for every condition of every request (issue 18, item 2).
  */
 import { describe, expect, test } from "bun:test";
-import { compileFilters } from "../../src/modules/recommendations/filters";
-import { buildItemTable, type ItemRow } from "../../src/modules/recommendations/item-table";
+import { compileFilters } from "../../src/modules/recommendations/ranking/filters";
 import type { FilterGroup } from "../../src/modules/recommendations/schemas";
+import { buildItemTable, type ItemRow } from "../../src/modules/recommendations/serving/item-table";
 import { AppError } from "../../src/shared/errors";
 
 const row = (i: number, attributes: Record<string, unknown>): ItemRow => ({

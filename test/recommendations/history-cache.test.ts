@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { HistoryCache } from "../../src/modules/recommendations/history-cache";
+import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
 import { sharedTestContext } from "../helpers/context";
 import { catalogue, createShop, interact } from "./fixtures";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { KnownScores } from "../../src/modules/recommendations/known-scores";
+import { KnownScores } from "../../src/modules/recommendations/serving/known-scores";
 
 const found = (items: number[], scores: number[]) => ({
   items: Int32Array.from(items),

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { UserHistory } from "../../src/modules/recommendations/history-cache";
-import type { ItemTable } from "../../src/modules/recommendations/item-table";
-import { cachedPage, PageCache, type PageInputs } from "../../src/modules/recommendations/page-cache";
 import type { RenderedPage } from "../../src/modules/recommendations/respond";
-import type { ServingView } from "../../src/modules/recommendations/signals";
-import { DEFAULT_TUNING } from "../../src/modules/recommendations/tuning";
+import type { UserHistory } from "../../src/modules/recommendations/serving/history-cache";
+import type { ItemTable } from "../../src/modules/recommendations/serving/item-table";
+import { cachedPage, PageCache, type PageInputs } from "../../src/modules/recommendations/serving/page-cache";
+import type { ServingView } from "../../src/modules/recommendations/serving/signals";
+import { DEFAULT_TUNING } from "../../src/modules/recommendations/serving/tuning";
 import { sharedTestContext } from "../helpers/context";
 import { catalogue, createShop, ids, interact } from "./fixtures";
 

@@ -4,7 +4,7 @@ import { notFound } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { forgetEndUserMetrics } from "../analytics/forget-end-user";
-import type { RecommendationService } from "../recommendations/service";
+import type { RecommendationService } from "../recommendations/serving/service";
 import { emitEndUserErased, notifyEndUserErased } from "./events";
 import { endUserLookupQuery } from "./queries";
 import type { ErasureResult } from "./schemas";

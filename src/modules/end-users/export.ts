@@ -5,7 +5,7 @@ import { notFound } from "../../shared/errors";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { endUserInteractionsQuery } from "../interactions/queries";
 import { toInteraction } from "../interactions/record";
-import type { RecommendationService } from "../recommendations/service";
+import type { RecommendationService } from "../recommendations/serving/service";
 import { endUserLookupQuery } from "./queries";
 import { toEndUser } from "./record";
 import type { EndUserExport } from "./schemas";

@@ -2,10 +2,6 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
-import { listCategory } from "./list-category";
-import { listSimilar } from "./list-similar";
-import { queryPersonalized } from "./query-personalized";
-import { recommendPreset } from "./recommend-preset";
 import { preRenderedJson } from "./respond";
 import {
   CartQuery,
@@ -19,6 +15,10 @@ import {
   SimilarParams,
   SimilarQuery,
 } from "./schemas";
+import { listCategory } from "./use-cases/list-category";
+import { listSimilar } from "./use-cases/list-similar";
+import { queryPersonalized } from "./use-cases/query-personalized";
+import { recommendPreset } from "./use-cases/recommend-preset";
 
 const tags = ["Recommendations"];
 const auth = { mode: "keyOrJwt", scope: "recommendations:read" } as const;

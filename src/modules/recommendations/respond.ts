@@ -6,9 +6,9 @@
  */
 import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
-import type { AnswerLabels, RecommendationLogQueue } from "./log-queue";
-import type { RankedPage } from "./rank";
+import type { RankedPage } from "./ranking/rank";
 import type { RankedBody, RecommendationPage } from "./schemas";
+import type { AnswerLabels, RecommendationLogQueue } from "./serving/log-queue";
 
 /** What sending an answer reads from the app: the recommendation log and the usage counters. */
 export interface RespondDeps {

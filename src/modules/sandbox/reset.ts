@@ -17,7 +17,7 @@ import type { Logger } from "../../shared/logger";
 import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/registry";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { FREE_PLAN } from "../plans/catalog";
-import type { RecommendationService } from "../recommendations/service";
+import type { RecommendationService } from "../recommendations/serving/service";
 import { countAccountData } from "./counts";
 import type { ResetResultType } from "./schemas";
 

@@ -11,11 +11,6 @@ import type { BillingSessionType } from "../../modules/billing/schemas";
 import type { EndUser, EndUserExport, ErasureResult } from "../../modules/end-users/schemas";
 import type { BatchAccepted, BatchJobStatus, BatchRequest } from "../../modules/ingestion/schemas";
 import type { Interaction } from "../../modules/interactions/schemas";
-import type {
-  ModelMetadataType,
-  TrainingAcceptedType,
-  TrainingJobStatusType,
-} from "../../modules/training/schemas";
 import type { PlanTableType } from "../../modules/plans/schemas";
 import type { Product } from "../../modules/products/schemas";
 import type {
@@ -25,6 +20,11 @@ import type {
 } from "../../modules/recommendations/schemas";
 import type { QuickStartResultType, ResetResultType, SandboxStatusType } from "../../modules/sandbox/schemas";
 import type { UserOutput } from "../../modules/system-users/schemas";
+import type {
+  ModelMetadataType,
+  TrainingAcceptedType,
+  TrainingJobStatusType,
+} from "../../modules/training/schemas";
 import type { UsagePointType, UsageSummaryType } from "../../modules/usage/schemas";
 
 export type {

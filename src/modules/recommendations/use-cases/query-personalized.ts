@@ -1,17 +1,17 @@
-import type { TenantContext } from "../../http/tenant";
-import type { Assignment, RunningExperiments } from "../experiments/running";
-import { explanationLevelFor } from "./explanations";
-import { compileFilters, needsAttributes } from "./filters";
-import type { UserHistory } from "./history-cache";
-import { cachedPage, PageCache } from "./page-cache";
-import { rank } from "./rank";
-import type { RespondDeps } from "./respond";
-import { answerLabels, renderPage, respond } from "./respond";
-import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
-import type { RecommendationService } from "./service";
-import type { ServingView } from "./signals";
-import { sourceLabels, strategyWeights } from "./strategy";
-import { daypartOf } from "./time-of-day";
+import type { TenantContext } from "../../../http/tenant";
+import type { Assignment, RunningExperiments } from "../../experiments/running";
+import { explanationLevelFor } from "../ranking/explanations";
+import { compileFilters, needsAttributes } from "../ranking/filters";
+import { rank } from "../ranking/rank";
+import { sourceLabels, strategyWeights } from "../ranking/strategy";
+import { daypartOf } from "../ranking/time-of-day";
+import type { RespondDeps } from "../respond";
+import { answerLabels, renderPage, respond } from "../respond";
+import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
+import type { UserHistory } from "../serving/history-cache";
+import { cachedPage, PageCache } from "../serving/page-cache";
+import type { RecommendationService } from "../serving/service";
+import type { ServingView } from "../serving/signals";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

@@ -4,9 +4,9 @@
  * entry at once, and a short TTL bounds staleness for changes made through other processes.
  */
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { PerAccountLoads } from "./per-account-loads";
+import type { Database } from "../../../db/client";
 import { buildItemTable, type ItemRow, type ItemTable } from "./item-table";
+import { PerAccountLoads } from "./per-account-loads";
 
 const TTL_MS = 5_000;
 const MAX_ACCOUNTS = 256;

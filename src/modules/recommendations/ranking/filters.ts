@@ -2,9 +2,9 @@
  * Compiles a request's `filters` once into a predicate over an ItemTable's typed arrays. Field/op/value
  * combinations that make no sense are 422s naming the offending condition, never silently ignored.
  */
-import { AppError, type ValidationIssue, validationError } from "../../shared/errors";
-import { categoryMatcher, type ItemTable } from "./item-table";
-import type { FilterGroup, FilterOp } from "./schemas";
+import { AppError, type ValidationIssue, validationError } from "../../../shared/errors";
+import type { FilterGroup, FilterOp } from "../schemas";
+import { categoryMatcher, type ItemTable } from "../serving/item-table";
 
 export type ItemPredicate = (item: number) => boolean;
 type Condition = FilterGroup["filters"][number];

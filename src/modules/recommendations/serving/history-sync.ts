@@ -5,8 +5,8 @@
  * So "an interaction recorded a moment ago changes the next answer" holds whichever process answers; the
  * cache's TTL stays as the backstop for a notification lost with a dropped connection.
  */
-import type { Database } from "../../db/client";
-import type { Logger } from "../../shared/logger";
+import type { Database } from "../../../db/client";
+import type { Logger } from "../../../shared/logger";
 import type { HistoryCache } from "./history-cache";
 
 export const HISTORY_CHANNEL = "recommendation_history";

@@ -4,8 +4,8 @@
  * e.g. by a low `candidateMinItems`), plus a plain top-k search without a JS filter callback (eligibility is
  * checked afterwards on the few items returned, which is far cheaper than a callback per visited node).
  */
-import { type AnnIndex, annIndexes, buildAnnIndex, type Neighbours } from "../../engine";
-import type { EngineModel } from "../../training/engine-api";
+import { type AnnIndex, annIndexes, buildAnnIndex, type Neighbours } from "../../../engine";
+import type { EngineModel } from "../../../training/engine-api";
 
 /**
  * Largest catalogue whose missing index is built at request time (synchronous native code: about 0.25 s at

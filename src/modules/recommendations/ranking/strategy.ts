@@ -3,9 +3,10 @@
  * component can add; `preference` (the user's stated categories and price range) outweighs popularity so a
  * cold user sees popular products of their categories first.
  */
+
+import type { RecommendationSource } from "../schemas";
 import type { Component, Weights } from "./blend";
 import type { Goal } from "./rank-plan";
-import type { RecommendationSource } from "./schemas";
 
 export type Strategy = "hybrid" | "content_based" | "collab" | "popularity";
 

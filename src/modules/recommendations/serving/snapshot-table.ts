@@ -3,9 +3,9 @@
  * fields the registry updates in place, moving the items revision), attributes loaded on first use.
  */
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { itemsRevision } from "../../snapshots/revision";
-import type { Snapshot } from "../../snapshots/types";
+import type { Database } from "../../../db/client";
+import { itemsRevision } from "../../../snapshots/revision";
+import type { Snapshot } from "../../../snapshots/types";
 import type { ItemTable } from "./item-table";
 
 export function snapshotTable(snapshot: Snapshot, database: Database): ItemTable {

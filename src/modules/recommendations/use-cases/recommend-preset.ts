@@ -1,19 +1,19 @@
-import type { Database } from "../../db/client";
-import type { TenantContext } from "../../http/tenant";
-import { notFound } from "../../shared/errors";
-import { productLookupQuery } from "../products/queries";
-import { explanationLevelFor } from "./explanations";
-import type { UserHistory } from "./history-cache";
-import type { ItemTable } from "./item-table";
-import { PageCache } from "./page-cache";
+import type { Database } from "../../../db/client";
+import type { TenantContext } from "../../../http/tenant";
+import { notFound } from "../../../shared/errors";
+import { productLookupQuery } from "../../products/queries";
+import { explanationLevelFor } from "../ranking/explanations";
+import { rank } from "../ranking/rank";
+import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "../ranking/strategy";
+import type { RespondDeps } from "../respond";
+import { renderPage, respond } from "../respond";
+import type { PresetBody, RecommendationPage } from "../schemas";
+import type { UserHistory } from "../serving/history-cache";
+import type { ItemTable } from "../serving/item-table";
+import { PageCache } from "../serving/page-cache";
+import type { RecommendationService } from "../serving/service";
+import type { ServingView } from "../serving/signals";
 import { recentAnchors } from "./query-personalized";
-import { rank } from "./rank";
-import type { RespondDeps } from "./respond";
-import { renderPage, respond } from "./respond";
-import type { PresetBody, RecommendationPage } from "./schemas";
-import type { RecommendationService } from "./service";
-import type { ServingView } from "./signals";
-import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

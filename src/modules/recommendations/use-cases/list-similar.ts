@@ -1,17 +1,17 @@
-import type { Database } from "../../db/client";
-import type { TenantContext } from "../../http/tenant";
-import { notFound } from "../../shared/errors";
-import { productLookupQuery } from "../products/queries";
-import type { ExplanationLevel } from "./explanations";
-import { noHistory, type UserHistory } from "./history-cache";
-import { PageCache } from "./page-cache";
-import { rank } from "./rank";
-import type { RespondDeps } from "./respond";
-import { renderPage, respond } from "./respond";
-import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "./schemas";
-import type { RecommendationService } from "./service";
-import type { ServingView } from "./signals";
-import { sourceLabels } from "./strategy";
+import type { Database } from "../../../db/client";
+import type { TenantContext } from "../../../http/tenant";
+import { notFound } from "../../../shared/errors";
+import { productLookupQuery } from "../../products/queries";
+import type { ExplanationLevel } from "../ranking/explanations";
+import { rank } from "../ranking/rank";
+import { sourceLabels } from "../ranking/strategy";
+import type { RespondDeps } from "../respond";
+import { renderPage, respond } from "../respond";
+import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
+import { noHistory, type UserHistory } from "../serving/history-cache";
+import { PageCache } from "../serving/page-cache";
+import type { RecommendationService } from "../serving/service";
+import type { ServingView } from "../serving/signals";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

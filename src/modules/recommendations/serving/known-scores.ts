@@ -4,7 +4,7 @@
  * looked up here instead of recomputed; their vectors are scattered over the whole catalogue (rarely in the
  * CPU cache), so a search in this small sorted list costs a fraction of the dot product it replaces.
  */
-import type { Neighbours } from "../../engine";
+import type { Neighbours } from "../../../engine";
 
 /** Positions packed below the item in a sort key (searches return far fewer results than this). */
 const POSITIONS = 2 ** 20;

@@ -7,8 +7,8 @@
  * HNSW neighbours, cached pages), so an active user does not pay their first request again every TTL.
  */
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { LruMap } from "../../shared/lru-map";
+import type { Database } from "../../../db/client";
+import { LruMap } from "../../../shared/lru-map";
 
 /**
  * Latest interactions fed to fold-in: enough for a stable vector, small enough to read in one indexed scan.

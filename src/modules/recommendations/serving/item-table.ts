@@ -3,7 +3,7 @@
  * a trained snapshot when the account has one, otherwise from the product rows (see catalogue-loader.ts), so
  * filters, ranking and explanations run the same code either way.
  */
-import { DerivedState } from "../../snapshots/derived-state";
+import { DerivedState } from "../../../snapshots/derived-state";
 export interface ItemTable {
   readonly size: number;
   readonly externalIds: readonly string[];

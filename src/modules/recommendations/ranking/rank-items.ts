@@ -2,13 +2,14 @@
  * Turning ranked candidate positions into response items: MMR diversity, the dominant component's source
  * label, and the explanation naming the reason (history item, category, brand, trend).
  */
+
+import type { RecommendationItem, RecommendationSource } from "../schemas";
+import type { ItemTable } from "../serving/item-table";
+import type { ModelSignals } from "../serving/signals";
 import type { Component, ComponentScores, TypedHistory } from "./blend";
 import { COMPONENTS } from "./blend";
 import { explain, historyVerb, type Reason } from "./explanations";
-import type { ItemTable } from "./item-table";
 import type { RankPlan } from "./rank-plan";
-import type { RecommendationItem, RecommendationSource } from "./schemas";
-import type { ModelSignals } from "./signals";
 
 const MMR_LAMBDA = 0.7;
 const MMR_MAX_POSITIONS = 300;

@@ -6,8 +6,8 @@
  * answer never outlives the data.
  */
 
-import { LruMap } from "../../shared/lru-map";
-import type { ItemPredicate } from "./filters";
+import { LruMap } from "../../../shared/lru-map";
+import type { ItemPredicate } from "../ranking/filters";
 import { categoryMatcher, type ItemTable, normalizeCategory } from "./item-table";
 
 export interface BaseEligibility {

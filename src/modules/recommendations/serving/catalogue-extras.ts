@@ -4,8 +4,8 @@
  * this process, so category listings need no SQL per request and still show new products.
  */
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import type { Snapshot } from "../../snapshots/types";
+import type { Database } from "../../../db/client";
+import type { Snapshot } from "../../../snapshots/types";
 import { PerAccountLoads } from "./per-account-loads";
 
 const TTL_MS = 5_000;

@@ -3,9 +3,9 @@
  * adapter (snapshot-signals.ts) implements it over the published engine model; without a model the
  * recommender ranks from popularity and catalogue order alone.
  */
-import type { RankWeights } from "../../engine/ranking/blend";
-import type { WeightConfig } from "../../engine/weighting";
-import type { Snapshot } from "../../snapshots/types";
+import type { RankWeights } from "../../../engine/ranking/blend";
+import type { WeightConfig } from "../../../engine/weighting";
+import type { Snapshot } from "../../../snapshots/types";
 import type { ItemTable } from "./item-table";
 
 export interface DenseHistory {

@@ -3,8 +3,12 @@
  * re-rank for diversity, and the page of items with source and explanation.
  */
 
-import { blendInto } from "../../engine/ranking/blend";
-import { topK } from "../../engine/topk";
+import { blendInto } from "../../../engine/ranking/blend";
+import { topK } from "../../../engine/topk";
+import type { RecommendationItem } from "../schemas";
+import { baseEligibility } from "../serving/serving-cache";
+import { DEFAULT_TUNING, useCandidates } from "../serving/tuning";
+import { userSignals } from "../serving/user-memo";
 import {
   type ComponentInputs,
   type ComponentScores,
@@ -15,10 +19,6 @@ import {
 import { eligibleTotal, filterList, gatherCandidates } from "./candidates";
 import { mmr, toItem, weightedComponents } from "./rank-items";
 import type { RankPlan } from "./rank-plan";
-import type { RecommendationItem } from "./schemas";
-import { baseEligibility } from "./serving-cache";
-import { DEFAULT_TUNING, useCandidates } from "./tuning";
-import { userSignals } from "./user-memo";
 
 const EMPTY: ReadonlySet<number> = new Set();
 

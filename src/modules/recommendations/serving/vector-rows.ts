@@ -2,7 +2,7 @@
  * Row arithmetic over the model's item matrices (n rows of `dims` floats, row-major): dot products against a
  * row, and the rows of a mostly-zero matrix by their non-zeros.
  */
-import { nonZeroPositions, releaseNonZeroPositions } from "../../engine";
+import { nonZeroPositions, releaseNonZeroPositions } from "../../../engine";
 
 export const dot = (a: Float32Array, b: Float32Array, offset: number, dims: number): number =>
   rowDot(a, 0, b, offset, dims);

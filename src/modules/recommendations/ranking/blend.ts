@@ -10,12 +10,12 @@ import {
   type RankWeights,
   scaleToUnit,
   trendValue,
-} from "../../engine/ranking/blend";
-import { DEFAULT_WEIGHTS, type WeightConfig } from "../../engine/weighting";
-import type { UserHistory } from "./history-cache";
-import type { ItemTable } from "./item-table";
-import { categoryMatcher } from "./item-table";
-import type { DenseHistory, SignalQuery } from "./signals";
+} from "../../../engine/ranking/blend";
+import { DEFAULT_WEIGHTS, type WeightConfig } from "../../../engine/weighting";
+import type { UserHistory } from "../serving/history-cache";
+import type { ItemTable } from "../serving/item-table";
+import { categoryMatcher } from "../serving/item-table";
+import type { DenseHistory, SignalQuery } from "../serving/signals";
 
 export type Component = RankComponent;
 export const COMPONENTS = RANK_COMPONENTS;

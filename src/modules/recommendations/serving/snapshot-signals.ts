@@ -3,16 +3,16 @@
  * the snapshot's arrays (whose freshness fields the registry updates in place), with the engine model's
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
-import type { Database } from "../../db/client";
-import { DAYPARTS } from "../../engine";
-import { foldInUser } from "../../engine/fold-in";
-import { type RankWeights, tunedWeights } from "../../engine/ranking/blend";
-import { componentScores } from "../../engine/scoring";
-import { topK } from "../../engine/topk";
-import type { WeightConfig } from "../../engine/weighting";
-import { LruMap } from "../../shared/lru-map";
-import type { Snapshot } from "../../snapshots/types";
-import type { EngineModel } from "../../training/engine-api";
+import type { Database } from "../../../db/client";
+import { DAYPARTS } from "../../../engine";
+import { foldInUser } from "../../../engine/fold-in";
+import { type RankWeights, tunedWeights } from "../../../engine/ranking/blend";
+import { componentScores } from "../../../engine/scoring";
+import { topK } from "../../../engine/topk";
+import type { WeightConfig } from "../../../engine/weighting";
+import { LruMap } from "../../../shared/lru-map";
+import type { Snapshot } from "../../../snapshots/types";
+import type { EngineModel } from "../../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
 import { KnownScores } from "./known-scores";
 import type { DenseHistory, ModelSignals, ScoredItems, ServingView, SignalQuery } from "./signals";

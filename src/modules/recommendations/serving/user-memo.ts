@@ -5,7 +5,7 @@
  * interaction or an erasure drops the entry (and with it this memo), and a newly published model is a new
  * table and signals.
  */
-import { denseHistory, type TypedHistory } from "./blend";
+import { denseHistory, type TypedHistory } from "../ranking/blend";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import type { ModelSignals, SignalQuery } from "./signals";

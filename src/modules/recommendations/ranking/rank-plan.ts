@@ -1,12 +1,13 @@
 /** What one ranking pass is asked to do; a leaf so candidate gathering and item building can name it. */
+
+import type { RecommendationSource } from "../schemas";
+import type { UserHistory } from "../serving/history-cache";
+import type { ItemTable } from "../serving/item-table";
+import type { ModelSignals } from "../serving/signals";
+import type { ServingTuning } from "../serving/tuning";
 import type { Component, Weights } from "./blend";
 import type { ExplanationLevel } from "./explanations";
 import type { ItemPredicate } from "./filters";
-import type { UserHistory } from "./history-cache";
-import type { ItemTable } from "./item-table";
-import type { RecommendationSource } from "./schemas";
-import type { ModelSignals } from "./signals";
-import type { ServingTuning } from "./tuning";
 
 export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
 

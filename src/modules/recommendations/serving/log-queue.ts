@@ -8,9 +8,9 @@
  * user's data.
  */
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { numberArray, textArray } from "../../db/pg-array";
-import type { Logger } from "../../shared/logger";
+import type { Database } from "../../../db/client";
+import { numberArray, textArray } from "../../../db/pg-array";
+import type { Logger } from "../../../shared/logger";
 
 export interface RecommendationLogEntry {
   accountId: number;

@@ -1,17 +1,17 @@
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import type { TenantContext } from "../../http/tenant";
-import type { ExtraProduct } from "./catalogue-extras";
-import { POPULARITY_SQL } from "./catalogue-loader";
-import { listCategoryFromSnapshot } from "./category-snapshot";
-import { normalizeCategory } from "./item-table";
-import { cachedPage, PageCache } from "./page-cache";
-import type { RespondDeps } from "./respond";
-import { renderPage, respond } from "./respond";
-import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "./schemas";
-import type { RecommendationService } from "./service";
-import type { CategorySort } from "./serving-cache";
-import type { ServingView } from "./signals";
+import type { Database } from "../../../db/client";
+import type { TenantContext } from "../../../http/tenant";
+import type { RespondDeps } from "../respond";
+import { renderPage, respond } from "../respond";
+import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "../schemas";
+import type { ExtraProduct } from "../serving/catalogue-extras";
+import { POPULARITY_SQL } from "../serving/catalogue-loader";
+import { listCategoryFromSnapshot } from "../serving/category-snapshot";
+import { normalizeCategory } from "../serving/item-table";
+import { cachedPage, PageCache } from "../serving/page-cache";
+import type { RecommendationService } from "../serving/service";
+import type { CategorySort } from "../serving/serving-cache";
+import type { ServingView } from "../serving/signals";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

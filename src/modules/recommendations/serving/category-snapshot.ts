@@ -3,10 +3,11 @@
  * sort key, rebuilt when the snapshot's items change) merged with the few products created since training.
  * Popularity and rating are the trained ones (new products: none yet, so unrated and least popular).
  */
+
+import type { RankedPage } from "../ranking/rank";
+import type { RecommendationItem } from "../schemas";
 import type { ExtraProduct } from "./catalogue-extras";
 import { type ItemTable, inCategory } from "./item-table";
-import type { RankedPage } from "./rank";
-import type { RecommendationItem } from "./schemas";
 import { type CategorySort, categoryOrder } from "./serving-cache";
 
 interface Entry {

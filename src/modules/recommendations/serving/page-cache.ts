@@ -13,9 +13,9 @@
  * answers are asked for once (a new context, a history that changes with every interaction), and keeping each
  * of them would only churn the cache and the garbage collector's old generation.
  */
-import { LruMap } from "../../shared/lru-map";
+import { LruMap } from "../../../shared/lru-map";
+import type { RenderedPage } from "../respond";
 import type { UserHistory } from "./history-cache";
-import type { RenderedPage } from "./respond";
 import type { ServingView } from "./signals";
 import type { ServingTuning } from "./tuning";
 

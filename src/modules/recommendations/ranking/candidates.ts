@@ -3,11 +3,12 @@
  * scan), the most popular eligible items, the best items of the preferred categories and the sparse
  * similar/complementary lists; plus the exact `total` from the cached eligibility counts.
  */
+
+import type { ItemTable } from "../serving/item-table";
+import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "../serving/serving-cache";
+import type { SignalQuery } from "../serving/signals";
 import { type ComponentInputs, preferenceMatcher } from "./blend";
-import type { ItemTable } from "./item-table";
 import type { RankPlan } from "./rank-plan";
-import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "./serving-cache";
-import type { SignalQuery } from "./signals";
 
 /** Most items fetched from one HNSW index per request; past that, scoring the matches exactly is cheaper. */
 const MAX_ANN_CANDIDATES = 2000;

@@ -3,12 +3,12 @@
  * of computed answers and the batched recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
  * the very next answer in this process.
  */
-import type { Database } from "../../db/client";
-import type { Logger } from "../../shared/logger";
-import type { Snapshot } from "../../snapshots/types";
-import { onEndUserErased, onEndUserUpdated } from "../end-users/events";
-import { onInteractionRecorded } from "../interactions/events";
-import { onProductsChanged } from "../products/events";
+import type { Database } from "../../../db/client";
+import type { Logger } from "../../../shared/logger";
+import type { Snapshot } from "../../../snapshots/types";
+import { onEndUserErased, onEndUserUpdated } from "../../end-users/events";
+import { onInteractionRecorded } from "../../interactions/events";
+import { onProductsChanged } from "../../products/events";
 import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
 import { HistoryCache } from "./history-cache";
