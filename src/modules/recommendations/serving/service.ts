@@ -11,7 +11,7 @@ import { onInteractionRecorded } from "../../interactions/events";
 import { onProductsChanged } from "../../products/events";
 import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
-import { HistoryCache } from "./history-cache";
+import { HistoryCache, type UserHistory } from "./history-cache";
 import { HistorySync } from "./history-sync";
 import { RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
@@ -23,6 +23,16 @@ export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;
   /** The snapshot already in memory, or undefined (never loads). */
   peekSnapshot(accountId: number): Snapshot | undefined;
+}
+
+/** What a request ranks over (see `servingState`). */
+export interface ServingState {
+  readonly view: ServingView;
+  readonly history?: UserHistory;
+}
+
+export interface UserServingState extends ServingState {
+  readonly history: UserHistory;
 }
 
 export class RecommendationService {
@@ -58,6 +68,25 @@ export class RecommendationService {
     this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);
     this.historySync = new HistorySync(database, this.histories, logger);
+  }
+
+  /**
+   * What a request ranks over, and the end user's history when one is named: at once when both are in memory
+   * (the tenant's snapshot after its first request, a returning user), else a promise that loads them
+   * together. Use cases answer a plain value without waiting a turn.
+   */
+  servingState(accountId: number): ServingState | Promise<ServingState>;
+  servingState(accountId: number, externalUserId: string): UserServingState | Promise<UserServingState>;
+  servingState(accountId: number, externalUserId?: string): ServingState | Promise<ServingState> {
+    const view = this.viewNow(accountId);
+    if (externalUserId === undefined) {
+      return view !== undefined ? { view } : this.view(accountId).then((loaded) => ({ view: loaded }));
+    }
+    const history = view && this.histories.loaded(accountId, externalUserId);
+    if (view !== undefined && history !== undefined) return { view, history };
+    return Promise.all([this.view(accountId), this.histories.get(accountId, externalUserId)]).then(
+      ([loaded, loadedHistory]) => ({ view: loaded, history: loadedHistory }),
+    );
   }
 
   /** What a request ranks over: the published model's snapshot, else the product rows. */

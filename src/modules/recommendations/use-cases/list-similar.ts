@@ -47,11 +47,12 @@ export function listSimilar({
 }): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
   // A product of a tenant in memory is answered without waiting (and often from the page cache).
-  const view = service.viewNow(ctx.accountId);
-  const item = view && liveItem(view, input.externalProductId);
-  if (view !== undefined && item !== undefined) return answer(ctx, deps, input, view, item, true);
+  const state = service.servingState(ctx.accountId);
+  const item = state instanceof Promise ? undefined : liveItem(state.view, input.externalProductId);
+  if (!(state instanceof Promise) && item !== undefined)
+    return answer(ctx, deps, input, state.view, item, true);
   return (async () => {
-    let view: ServingView = await service.view(ctx.accountId);
+    let view: ServingView = (await state).view;
     let item = liveItem(view, input.externalProductId);
     if (item !== undefined) return answer(ctx, deps, input, view, item, true);
     // A product created after the model was trained is not in the snapshot: rank it over the product rows.

@@ -43,18 +43,13 @@ export function queryPersonalized({
       ? deps.experiments.assign(ctx.accountId, ENDPOINT, input.external_user_id)
       : undefined;
   if (assignment !== undefined) input = { ...input, ...assignment.overrides };
-  const service = deps.recommendations;
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const view = service.viewNow(ctx.accountId);
-  const history = view && service.histories.loaded(ctx.accountId, input.external_user_id);
-  if (view !== undefined && history !== undefined && !needsAttributes(input.filters)) {
-    return answer(ctx, deps, input, view, history, [], assignment);
+  const state = deps.recommendations.servingState(ctx.accountId, input.external_user_id);
+  if (!(state instanceof Promise) && !needsAttributes(input.filters)) {
+    return answer(ctx, deps, input, state.view, state.history, [], assignment);
   }
   return (async () => {
-    const [view, history] = await Promise.all([
-      service.view(ctx.accountId),
-      service.histories.get(ctx.accountId, input.external_user_id),
-    ]);
+    const { view, history } = await state;
     const attributes = needsAttributes(input.filters) ? await view.table.attributes() : [];
     return answer(ctx, deps, input, view, history, attributes, assignment);
   })();

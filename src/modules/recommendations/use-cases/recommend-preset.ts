@@ -51,18 +51,13 @@ export function recommendPreset({
   deps: Deps;
   input: PresetInput;
 }): RecommendationPage | Promise<RecommendationPage> {
-  const service = deps.recommendations;
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const view = service.viewNow(ctx.accountId);
-  const history = view && service.histories.loaded(ctx.accountId, input.body.external_user_id);
-  if (view !== undefined && history !== undefined && !outsideTable(view.table, input)) {
-    return answer(ctx, deps, input, view, history);
+  const state = deps.recommendations.servingState(ctx.accountId, input.body.external_user_id);
+  if (!(state instanceof Promise) && !outsideTable(state.view.table, input)) {
+    return answer(ctx, deps, input, state.view, state.history);
   }
   return (async () => {
-    const [view, history] = await Promise.all([
-      service.view(ctx.accountId),
-      service.histories.get(ctx.accountId, input.body.external_user_id),
-    ]);
+    const { view, history } = await state;
     if (outsideTable(view.table, input)) {
       // Not in the model's table: a product created after training is fine, an unknown one is a 404.
       const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId!);
