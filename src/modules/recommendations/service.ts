@@ -46,6 +46,8 @@ export class RecommendationService {
   /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
   readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
   private unsubscribe: (() => void)[] = [];
+  /** Other processes to tell about a changed history: none share an embedded store. */
+  private readonly announce: boolean;
 
   constructor(
     private readonly database: Database,
@@ -60,11 +62,12 @@ export class RecommendationService {
         const index = items.indexByProductId.get(productId);
         return index === undefined ? undefined : items.externalIds[index];
       };
-    });
+    }, { preload: database.kind === "pglite" });
     this.catalogue = new CatalogueCache(database);
     this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);
     this.historySync = new HistorySync(database, this.histories, logger);
+    this.announce = database.kind !== "pglite";
   }
 
   /** What a request ranks over: the published model's snapshot, else the product rows. */
@@ -87,7 +90,7 @@ export class RecommendationService {
     this.unsubscribe.push(
       onInteractionRecorded((event) => {
         this.histories.recorded(event.accountId, event.externalUserId, event.endUserId, event.interactions);
-        this.historySync.publish(event.accountId, event.externalUserId);
+        if (this.announce) this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
       }),
@@ -100,7 +103,7 @@ export class RecommendationService {
         // Preferences and price range shape the answers: read the profile again, here and elsewhere.
         this.histories.invalidate(event.accountId, event.externalId);
         this.pages.dropEndUser(event.accountId, event.externalId);
-        this.historySync.publish(event.accountId, event.externalId);
+        if (this.announce) this.historySync.publish(event.accountId, event.externalId);
       }),
       onProductsChanged((event) => {
         this.catalogue.invalidate(event.accountId);
