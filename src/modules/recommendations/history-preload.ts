@@ -27,7 +27,7 @@ export interface PreloadedHistory {
 type ProductNames = (accountId: number) => ((productId: number) => string | undefined) | undefined;
 
 /** Users per bulk statement: each one holds the thread for a few milliseconds at most. */
-const USERS_PER_CHUNK = 500;
+const USERS_PER_CHUNK = 200;
 /** Accounts with more interactions than this are read user by user, as before. */
 const MAX_INTERACTIONS = 5_000_000;
 
