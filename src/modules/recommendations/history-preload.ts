@@ -26,8 +26,10 @@ export interface PreloadedHistory {
 /** The external id of each product id an account's model knows. */
 type ProductNames = (accountId: number) => ((productId: number) => string | undefined) | undefined;
 
-/** Users per bulk statement: each one holds the thread for a few milliseconds at most. */
+/** Users per bulk statement (about 6,000 interactions at 30 each): each holds the thread a few milliseconds. */
 const USERS_PER_CHUNK = 200;
+/** Share of the account's users asked for from one bulk read that makes the next one worth reading. */
+const RELOAD_SHARE = 0.1;
 /** Accounts with more interactions than this are read user by user, as before. */
 const MAX_INTERACTIONS = 5_000_000;
 
@@ -50,6 +52,8 @@ interface Generation {
   at: Float64Array;
   /** Users with an event since this generation's read started: read from the database instead. */
   dirty: Set<string>;
+  /** Users answered from it so far. */
+  takes: number;
 }
 
 interface AccountState {
@@ -102,13 +106,20 @@ export class HistoryPreload {
     if (state.disabled) return undefined;
     const now = this.clock();
     const current = state.current;
-    if (state.loading === undefined && (current === undefined || now - current.startedAt > this.ttlMs / 2)) {
+    // Read again past half the TTL, when enough of the account's users were asked for to be worth it (a
+    // read costs a small fraction of reading those users one by one); else users are read one by one.
+    if (
+      state.loading === undefined &&
+      (current === undefined ||
+        (now - current.startedAt > this.ttlMs / 2 && current.takes >= current.users.size * RELOAD_SHARE))
+    ) {
       this.load(accountId, state);
     }
     if (current === undefined || now - current.startedAt >= this.ttlMs) return undefined;
     if (current.dirty.has(externalUserId)) return undefined;
     const user = current.users.get(externalUserId);
     if (user === undefined) return undefined;
+    current.takes++;
     const history = materialise(current, user, nameOf, this.historyLength);
     return history === undefined ? undefined : { history, readAt: current.startedAt };
   }
@@ -149,7 +160,7 @@ export class HistoryPreload {
           state.current = undefined;
           return;
         }
-        state.current = { ...read, startedAt, dirty };
+        state.current = { ...read, startedAt, dirty, takes: 0 };
       })
       .catch(() => {
         // The user-by-user read still answers; a failing bulk read is not retried for this account.
@@ -213,7 +224,7 @@ interface UserRow {
 async function readAccount(
   database: Database,
   accountId: number,
-): Promise<Omit<Generation, "startedAt" | "dirty"> | null> {
+): Promise<Omit<Generation, "startedAt" | "dirty" | "takes"> | null> {
   const rows = await database.rows<UserRow>(sql`
     select id, external_id, preferred_categories, price_range_min, price_range_max
     from end_users where account_id = ${accountId} order by id`);
