@@ -4,6 +4,7 @@
  * similar/complementary lists; plus the exact `total` from the cached eligibility counts.
  */
 import { type ComponentInputs, preferenceMatcher } from "./blend";
+import type { ItemSet } from "./item-set";
 import type { ItemTable } from "./item-table";
 import type { RankPlan } from "./rank";
 import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "./serving-cache";
@@ -22,7 +23,7 @@ export function filterList(list: Int32Array, keep: (item: number) => boolean): I
 export function eligibleTotal(
   base: BaseEligibility,
   table: ItemTable,
-  excluded: ReadonlySet<number>,
+  excluded: ItemSet,
   maxPrice: number | null,
 ): number {
   const { mask } = base;
