@@ -176,7 +176,12 @@ export const servingPart: BenchPart = {
             rows.push([EXPERIMENT_LABEL, null, null, null, null, null, "route not available"]);
           } else {
             const cost = r.rps / row.rps - 1;
-            figures.push({ key: "serving.shopMixExperiment.rps", value: row.rps, unit: "req/s", better: "higher" });
+            figures.push({
+              key: "serving.shopMixExperiment.rps",
+              value: row.rps,
+              unit: "req/s",
+              better: "higher",
+            });
             figures.push({
               key: "serving.shopMixExperiment.costVsShopMix",
               value: cost,

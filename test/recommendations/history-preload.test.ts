@@ -40,7 +40,9 @@ beforeAll(async () => {
   const job = await trainAndWait(ctx, tenant.apiKey, FAST_TRAINING);
   expect(job.status).toBe("completed");
   // The model in memory names the histories' products.
-  expect((await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body: { external_user_id: "u-0" } })).status).toBe(200);
+  expect(
+    (await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body: { external_user_id: "u-0" } })).status,
+  ).toBe(200);
 }, 180_000);
 
 afterAll(async () => {
