@@ -46,8 +46,6 @@ export class RecommendationService {
   /** Candidate-path thresholds; mutable so tests can force small tenants through the HNSW path. */
   readonly tuning: ServingTuning = { ...DEFAULT_TUNING };
   private unsubscribe: (() => void)[] = [];
-  /** Other processes to tell about a changed history: none share an embedded store. */
-  private readonly announce: boolean;
 
   constructor(
     private readonly database: Database,
@@ -72,7 +70,6 @@ export class RecommendationService {
     this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);
     this.historySync = new HistorySync(database, this.histories, logger);
-    this.announce = database.kind !== "pglite";
   }
 
   /** What a request ranks over: the published model's snapshot, else the product rows. */
@@ -95,7 +92,7 @@ export class RecommendationService {
     this.unsubscribe.push(
       onInteractionRecorded((event) => {
         this.histories.recorded(event.accountId, event.externalUserId, event.endUserId, event.interactions);
-        if (this.announce) this.historySync.publish(event.accountId, event.externalUserId);
+        this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
       }),
@@ -108,7 +105,7 @@ export class RecommendationService {
         // Preferences and price range shape the answers: read the profile again, here and elsewhere.
         this.histories.invalidate(event.accountId, event.externalId);
         this.pages.dropEndUser(event.accountId, event.externalId);
-        if (this.announce) this.historySync.publish(event.accountId, event.externalId);
+        this.historySync.publish(event.accountId, event.externalId);
       }),
       onProductsChanged((event) => {
         this.catalogue.invalidate(event.accountId);
