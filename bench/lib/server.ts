@@ -107,7 +107,7 @@ export async function startChildServer(options: ServerOptions): Promise<RunningS
     stderr: out,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 180_000;
   let ready = false;
   while (Date.now() < deadline && child.exitCode === null) {
     try {
@@ -133,7 +133,7 @@ export async function startChildServer(options: ServerOptions): Promise<RunningS
   if (!ready) {
     const log = safeRead(logFile).slice(-2000);
     await stop();
-    throw new Error(`the service did not become healthy within 60 s; its log ends:\n${log}`);
+    throw new Error(`the service did not become healthy within 180 s; its log ends:\n${log}`);
   }
   return { baseUrl, pid: child.pid, dataDir, rss: () => processRss(child.pid), stop };
 }

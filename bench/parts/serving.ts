@@ -170,6 +170,36 @@ export const servingPart: BenchPart = {
         ctx.log(`${w.label} (health ${formatNumber(h.rps)} req/s)`);
         const r = await measure(server, w.requests, w.warmup, true);
         addRow(w, r, h.rps);
+        if (w.key === "shopMix") {
+          const row = await experimentRow(client, routes, () => measure(server!, w.requests, w.warmup, true));
+          if (row === null) {
+            rows.push([EXPERIMENT_LABEL, null, null, null, null, null, "route not available"]);
+          } else {
+            const cost = r.rps / row.rps - 1;
+            figures.push({
+              key: "serving.shopMixExperiment.rps",
+              value: row.rps,
+              unit: "req/s",
+              better: "higher",
+            });
+            figures.push({
+              key: "serving.shopMixExperiment.costVsShopMix",
+              value: cost,
+              unit: "ratio",
+              better: "lower",
+            });
+            const errors = row.errors + row.non2xx;
+            rows.push([
+              EXPERIMENT_LABEL,
+              row.rps,
+              ratio(row.rps, r.rps),
+              row.p50Ms,
+              row.p99Ms,
+              errors,
+              `vs (b) just before: ${cost <= 0.05 ? "meets" : "MISSES"} ≤ 5% cost (${(cost * 100).toFixed(1)}%)${errors > 0 ? `; ${errors} errors` : ""}`,
+            ]);
+          }
+        }
       }
 
       // (e) Users' first requests: a restarted process on the same store, the tenant's model loaded by one
@@ -268,6 +298,39 @@ export const servingPart: BenchPart = {
     }
   },
 };
+
+const EXPERIMENT_LABEL = "(b) with a running A/B experiment on personalized/query (assignment, arm labels)";
+
+/**
+ * The shop mix again with an A/A experiment running on the personalised query (two arms of the same
+ * parameters, half the users each), so each answer is assigned, labelled and logged under its arm: the
+ * cost of online evaluation. The experiment is stopped afterwards. Null: the service has no experiments.
+ */
+async function experimentRow(
+  client: ApiClient,
+  routes: Set<string>,
+  run: () => Promise<LoadResult>,
+): Promise<LoadResult | null> {
+  if (routeMissing(routes, "POST", "/api/v1/experiments")) return null;
+  const created = await client.expect(
+    "POST",
+    "/api/v1/experiments",
+    {
+      name: "bench A/A",
+      endpoint: "personalized/query",
+      variants: [
+        { name: "control", traffic: 0.5 },
+        { name: "b", traffic: 0.5, overrides: { strategy: "hybrid" } },
+      ],
+    },
+    [200, 201],
+  );
+  try {
+    return await run();
+  } finally {
+    await client.expect("POST", `/api/v1/experiments/${created.id}/stop`, {}, [200]);
+  }
+}
 
 function routeOf(path: string): string {
   const bare = path.split("?")[0] as string;

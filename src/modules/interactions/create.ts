@@ -1,10 +1,10 @@
+import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { interactions, orders, searches } from "../../db/schema";
+import { interactions, orders, products, searches } from "../../db/schema";
 import { notFound, validationError } from "../../shared/errors";
 import { ensureEndUsers } from "../end-users/ensure";
 import { assertCatalogueCapacityIn } from "../plans/limits";
 import type { PlanTableType } from "../plans/schemas";
-import { productLookupQuery } from "../products/queries";
 import { emitInteractionRecorded } from "./events";
 import type { Interaction, InteractionCreate } from "./schemas";
 
@@ -46,7 +46,18 @@ export async function createInteraction({
   const accountId = ctx.accountId;
 
   const recorded = await deps.database.db.transaction(async (tx) => {
-    const [product] = await productLookupQuery(tx, accountId, input.external_product_id);
+    // Only what recording needs of the live product (a whole row carries its description and attributes).
+    const [product] = await tx
+      .select({ id: products.id, price: products.price })
+      .from(products)
+      .where(
+        and(
+          eq(products.accountId, accountId),
+          eq(products.externalId, input.external_product_id),
+          isNull(products.deletedAt),
+        ),
+      )
+      .limit(1);
     if (product === undefined) throw notFound("Product");
     // A user the shop never sent is created here, and counts against the plan's end users like any other.
     const userIds = await ensureEndUsers(tx, accountId, [input.external_user_id], async (missing) => {

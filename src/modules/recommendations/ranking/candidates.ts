@@ -8,6 +8,7 @@ import type { ItemTable } from "../serving/item-table";
 import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "../serving/serving-cache";
 import type { SignalQuery } from "../serving/signals";
 import { type ComponentInputs, preferenceMatcher } from "./blend";
+import type { ItemSet } from "./item-set";
 import type { RankPlan } from "./rank-plan";
 
 /** Most items fetched from one HNSW index per request; past that, scoring the matches exactly is cheaper. */
@@ -23,7 +24,7 @@ export function filterList(list: Int32Array, keep: (item: number) => boolean): I
 export function eligibleTotal(
   base: BaseEligibility,
   table: ItemTable,
-  excluded: ReadonlySet<number>,
+  excluded: ItemSet,
   maxPrice: number | null,
 ): number {
   const { mask } = base;

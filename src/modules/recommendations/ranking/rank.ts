@@ -17,10 +17,11 @@ import {
   fromNeighbours,
 } from "./blend";
 import { eligibleTotal, filterList, gatherCandidates } from "./candidates";
+import { type ItemSet, SortedItems } from "./item-set";
 import { mmr, toItem, weightedComponents } from "./rank-items";
 import type { RankPlan } from "./rank-plan";
 
-const EMPTY: ReadonlySet<number> = new Set();
+const EMPTY: ItemSet = SortedItems.of([]);
 
 export interface RankedPage {
   items: RecommendationItem[];
@@ -40,11 +41,11 @@ export function rank(plan: RankPlan): RankedPage {
   const user = userSignals(history, table, signals);
   const dense = user.dense;
   // The user's own items are the same set on every request until their history changes (memoised).
-  let excluded: ReadonlySet<number> = plan.excludeHistory ? user.historyItems() : EMPTY;
+  let excluded: ItemSet = plan.excludeHistory ? user.historyItems() : EMPTY;
   if (plan.exclude.length > 0) {
-    const withRequest = new Set(excluded);
-    for (const item of plan.exclude) if (item >= 0 && item < n) withRequest.add(item);
-    excluded = withRequest;
+    const withRequest = [...excluded];
+    for (const item of plan.exclude) if (item >= 0 && item < n) withRequest.push(item);
+    excluded = SortedItems.of(withRequest);
   }
   const base = baseEligibility(
     table,

@@ -9,6 +9,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import { LruMap } from "../../../shared/lru-map";
+import { HistoryPreload } from "./history-preload";
 
 /**
  * Latest interactions fed to fold-in: enough for a stable vector, small enough to read in one indexed scan.
@@ -53,6 +54,8 @@ export type ProductNames = (accountId: number) => ((productId: number) => string
 
 export class HistoryCache {
   private readonly entries = new LruMap<string, Entry>();
+  /** Bulk-read histories (embedded store only; see history-preload.ts). */
+  readonly preload: HistoryPreload | undefined;
 
   /**
    * `clock` is replaceable so tests can step past the TTL. `productNames` lets a read skip joining each
@@ -62,12 +65,21 @@ export class HistoryCache {
     private readonly database: Database,
     private readonly clock: () => number = Date.now,
     private readonly productNames: ProductNames = () => undefined,
-  ) {}
+    options: { preload?: boolean } = {},
+  ) {
+    this.preload =
+      options.preload === true ? new HistoryPreload(database, clock, TTL_MS, HISTORY_LENGTH) : undefined;
+  }
 
-  /** The history when it is loaded and fresh, without waiting (a returning user's request); else undefined. */
+  /**
+   * The history when it is loaded and fresh, or in the account's bulk read, without waiting (a returning
+   * user's request); else undefined.
+   */
   loaded(accountId: number, externalUserId: string): UserHistory | undefined {
-    const hit = this.entries.get(cacheKey(accountId, externalUserId));
-    return hit !== undefined && this.clock() - hit.loadedAt < TTL_MS ? hit.loaded : undefined;
+    const key = cacheKey(accountId, externalUserId);
+    const hit = this.entries.get(key);
+    if (hit !== undefined && this.clock() - hit.loadedAt < TTL_MS) return hit.loaded;
+    return this.fromPreload(key, accountId, externalUserId, hit);
   }
 
   get(accountId: number, externalUserId: string): Promise<UserHistory> {
@@ -75,6 +87,8 @@ export class HistoryCache {
     const now = this.clock();
     const hit = this.entries.get(key);
     if (hit !== undefined && now - hit.loadedAt < TTL_MS) return hit.value;
+    const preloaded = this.fromPreload(key, accountId, externalUserId, hit);
+    if (preloaded !== undefined) return Promise.resolve(preloaded);
     const previous = hit?.loaded;
     const entry: Entry = {
       value: loadHistory(this.database, accountId, externalUserId, this.productNames(accountId)),
@@ -96,6 +110,30 @@ export class HistoryCache {
     return value;
   }
 
+  /** The user from the account's bulk read, cached as a read would be (the same object when unchanged). */
+  private fromPreload(
+    key: string,
+    accountId: number,
+    externalUserId: string,
+    hit: Entry | undefined,
+  ): UserHistory | undefined {
+    if (this.preload === undefined) return undefined;
+    // Not while a read of this user is under way: it may already hold what the bulk read does not.
+    if (hit !== undefined && hit.loaded === undefined) return undefined;
+    const taken = this.preload.take(accountId, externalUserId, this.productNames);
+    if (taken === undefined) return undefined;
+    const fresh: UserHistory = taken.history;
+    const previous = hit?.loaded;
+    const loaded = previous !== undefined && sameHistory(previous, fresh) ? previous : fresh;
+    // As old as the bulk read: it expires when a read made at that time would have.
+    this.entries.set(key, { value: Promise.resolve(loaded), loadedAt: taken.readAt, loaded });
+    if (this.entries.size > MAX_ENTRIES) {
+      const oldest = this.entries.oldest();
+      if (oldest !== undefined) this.entries.delete(oldest[0]);
+    }
+    return loaded;
+  }
+
   /**
    * Interactions this process just committed for the user. A loaded history takes them in as a new object
    * (so everything memoised on the old one is computed again, as after a read) instead of being read again
@@ -107,6 +145,7 @@ export class HistoryCache {
     endUserId: number,
     interactions: readonly RecordedEvent[],
   ): void {
+    this.preload?.dirty(accountId, externalUserId);
     const key = cacheKey(accountId, externalUserId);
     const hit = this.entries.peek(key);
     if (hit === undefined) return;
@@ -121,15 +160,18 @@ export class HistoryCache {
 
   /** The user's data changed: the next request reads it again. */
   invalidate(accountId: number, externalUserId: string): void {
+    this.preload?.dirty(accountId, externalUserId);
     this.entries.delete(cacheKey(accountId, externalUserId));
   }
 
   invalidateAccount(accountId: number): void {
+    this.preload?.dropAccount(accountId);
     const prefix = `${accountId}\u0000`;
     for (const [key] of this.entries.entries()) if (key.startsWith(prefix)) this.entries.delete(key);
   }
 
   clear(): void {
+    this.preload?.clear();
     this.entries.clear();
   }
 }

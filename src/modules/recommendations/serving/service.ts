@@ -56,14 +56,19 @@ export class RecommendationService {
   ) {
     this.tuning = options.tuning ?? DEFAULT_TUNING;
     // A history read names its products from the account's model when it is in memory.
-    this.histories = new HistoryCache(database, Date.now, (accountId) => {
-      const items = this.snapshots?.peekSnapshot(accountId)?.items;
-      if (items === undefined) return undefined;
-      return (productId) => {
-        const index = items.indexByProductId.get(productId);
-        return index === undefined ? undefined : items.externalIds[index];
-      };
-    });
+    this.histories = new HistoryCache(
+      database,
+      Date.now,
+      (accountId) => {
+        const items = this.snapshots?.peekSnapshot(accountId)?.items;
+        if (items === undefined) return undefined;
+        return (productId) => {
+          const index = items.indexByProductId.get(productId);
+          return index === undefined ? undefined : items.externalIds[index];
+        };
+      },
+      { preload: database.kind === "pglite" },
+    );
     this.catalogue = new CatalogueCache(database);
     this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);

@@ -1,0 +1,181 @@
+/**
+ * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
+ * store in <dir>; `... run <dir> shopMix|category|cold|repeated [seconds]` starts the service on it under
+ * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
+ * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * Run it on a copy of the seeded directory to compare two versions on the same data.
+ */
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRng } from "../src/engine/rng";
+import { generateSynthetic } from "./data/synthetic";
+import { ingestSynthetic, publishedRoutes, registerTenant, trainAndWait } from "./lib/api";
+import { type LoadRequest, runLoad } from "./lib/load";
+import { productId, userId } from "./lib/records";
+import { benchServerEnv, freePort } from "./lib/server";
+
+const [mode, dir = "/tmp/prof/tenant", workload = "shopMix", secondsArg = "8"] = process.argv.slice(2);
+const repoRoot = join(import.meta.dir, "..");
+const R = "/api/v1/recommendations";
+const products = Number(process.env.PRODUCTS ?? 20_000);
+const users = Number(process.env.USERS ?? 5_000);
+const interactions = Number(process.env.INTERACTIONS ?? 150_000);
+
+async function start(profile: boolean) {
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("DATABASE_")) env[k] = v;
+  Object.assign(
+    env,
+    benchServerEnv(
+      dir,
+      { repoRoot, ...(process.env.PG_URL ? { databaseUrl: process.env.PG_URL } : {}) },
+      port,
+    ),
+  );
+  const args =
+    profile && process.env.PROFILE !== "0"
+      ? [
+          "--cpu-prof",
+          "--cpu-prof-md",
+          `--cpu-prof-dir=${join(dir, "prof")}`,
+          `--cpu-prof-name=${workload}-${Date.now()}.cpuprofile`,
+        ]
+      : [];
+  const out = openSync(join(dir, "server.log"), "a");
+  const child = Bun.spawn([process.execPath, ...args, "run", join(repoRoot, "src", "main.ts")], {
+    cwd: repoRoot,
+    env,
+    stdout: out,
+    stderr: out,
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${baseUrl}/health`)).ok) break;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return { baseUrl, child };
+}
+
+const data = () =>
+  generateSynthetic({
+    interactions,
+    nItems: products,
+    nUsers: users,
+    nCategories: 100,
+    seed: 3,
+    withMeta: true,
+  });
+
+if (mode === "seed") {
+  const s = await start(false);
+  const routes = await publishedRoutes(s.baseUrl);
+  const tenant = await registerTenant(s.baseUrl, routes, "profile");
+  const d = data();
+  const { seconds } = await ingestSynthetic(tenant.client, d);
+  console.log(`seeded in ${seconds} s`);
+  const t0 = performance.now();
+  await trainAndWait(tenant.client, 1_800_000);
+  console.log(`trained in ${(performance.now() - t0) / 1000} s`);
+  writeFileSync(join(dir, "tenant.json"), JSON.stringify({ apiKey: tenant.apiKey }));
+  s.child.kill("SIGTERM");
+  await s.child.exited;
+} else {
+  const { apiKey } = JSON.parse(readFileSync(join(dir, "tenant.json"), "utf8"));
+  const d = data();
+  const cats = [...new Set((d.items ?? []).map((m) => m.categoryPath as string))];
+  const rng = createRng(Number(process.env.SEED ?? 1));
+  const user = () => userId(Math.floor(rng() * users));
+  const pers = (u: string, extra = {}): LoadRequest => ({
+    method: "POST",
+    path: `${R}/personalized/query`,
+    body: JSON.stringify({ external_user_id: u, limit: 20, ...extra }),
+  });
+  const make = (): LoadRequest => {
+    if (workload === "shopMix")
+      return rng() < 0.1
+        ? {
+            method: "POST",
+            path: "/api/v1/interactions/",
+            body: JSON.stringify({
+              external_user_id: user(),
+              external_product_id: productId(Math.floor(rng() * products)),
+              interaction_type: "VIEW",
+            }),
+          }
+        : pers(user());
+    if (workload === "category")
+      return pers(user(), {
+        filters: {
+          logic: "and",
+          filters: [{ field: "category", op: "eq", value: cats[Math.floor(rng() * cats.length)] }],
+        },
+      });
+    if (workload === "repeated") return pers(userId(0));
+    if (workload === "health") return { method: "GET", path: "/health" };
+    return pers(user());
+  };
+  const spawned = Date.now();
+  const s = await start(true);
+  const headers = { "x-api-key": apiKey };
+  const h = await runLoad({
+    baseUrl: s.baseUrl,
+    requests: [{ method: "GET", path: "/health" }],
+    connections: 32,
+    durationSeconds: 3,
+    maxRequests: 1e9,
+  });
+  const once = workload === "cold";
+  const requests = once
+    ? Array.from({ length: users - 1 }, (_, i) => pers(userId(i + 1))).sort(() => rng() - 0.5)
+    : Array.from({ length: 50_000 }, make);
+  await runLoad({
+    baseUrl: s.baseUrl,
+    headers,
+    requests: [pers(userId(0))],
+    connections: 1,
+    durationSeconds: 1,
+    maxRequests: 1,
+    once: true,
+  });
+  if (!once)
+    await runLoad({
+      baseUrl: s.baseUrl,
+      headers,
+      requests: Array.from({ length: 50_000 }, make),
+      connections: 32,
+      durationSeconds: Number(process.env.WARMUP ?? 6),
+      maxRequests: 1e9,
+    });
+  const measuredFrom = (Date.now() - spawned) / 1000;
+  const r = await runLoad({
+    baseUrl: s.baseUrl,
+    headers,
+    requests,
+    connections: 32,
+    durationSeconds: Number(secondsArg),
+    maxRequests: 1e9,
+    once,
+  });
+  const measuredTo = (Date.now() - spawned) / 1000;
+  console.log(
+    JSON.stringify({
+      measuredFrom,
+      measuredTo,
+      workload,
+      rps: Math.round(r.rps),
+      p50: r.p50Ms,
+      p99: r.p99Ms,
+      errors: r.errors + r.non2xx,
+      health: Math.round(h.rps),
+      share: (r.rps / h.rps).toFixed(3),
+    }),
+  );
+  s.child.kill("SIGTERM");
+  await s.child.exited;
+  if (process.env.PROFILE !== "0" && !existsSync(join(dir, "prof"))) console.log("no profile written");
+}

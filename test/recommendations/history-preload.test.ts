@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
+import { createTestContext, type TestContext } from "../helpers/context";
+import { registerTenant, type Tenant } from "../helpers/tenant";
+import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
+import { ids, interact } from "./fixtures";
+
+setDefaultTimeout(60_000);
+
+const QUERY = "/api/v1/recommendations/personalized/query";
+/** More distinct products than a history's latest-events window (200). */
+const HEAVY_PRODUCTS = 250;
+
+let ctx: TestContext;
+let tenant: Tenant;
+let products: string[];
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  tenant = await registerTenant(ctx);
+  ({ products } = await generateTenant(ctx, tenant.accountId, {
+    users: 30,
+    interactionsPerUser: 10,
+    categories: 4,
+    productsPerCategory: 80,
+  }));
+  // A heavy user: one interaction with each of the first HEAVY_PRODUCTS products, a minute apart.
+  await ctx.deps.database.rows(sql`
+    insert into end_users (account_id, external_id, preferred_categories, price_range_min)
+    values (${tenant.accountId}, 'heavy', '["cat1"]'::jsonb, 12)`);
+  await ctx.deps.database.rows(sql`
+    insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+    select ${tenant.accountId}, eu.id, p.id, case when p.n % 7 = 0 then 'RATING' else 'VIEW' end,
+           case when p.n % 7 = 0 then 4.5 else 1 end, now() - make_interval(mins => p.n::int)
+    from end_users eu,
+         (select id, row_number() over (order by id) as n from products where account_id = ${tenant.accountId}
+          order by id limit ${HEAVY_PRODUCTS}) p
+    where eu.account_id = ${tenant.accountId} and eu.external_id = 'heavy'`);
+  const job = await trainAndWait(ctx, tenant.apiKey, FAST_TRAINING);
+  expect(job.status).toBe("completed");
+  // The model in memory names the histories' products.
+  expect(
+    (await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body: { external_user_id: "u-0" } })).status,
+  ).toBe(200);
+}, 180_000);
+
+afterAll(async () => {
+  await ctx?.close();
+});
+
+/** The product names the service's own cache uses: the account's model in memory. */
+function names(accountId: number) {
+  const items = ctx.deps.snapshots.peekSnapshot(accountId)?.items;
+  if (items === undefined) return undefined;
+  return (productId: number) => {
+    const index = items.indexByProductId.get(productId);
+    return index === undefined ? undefined : items.externalIds[index];
+  };
+}
+
+describe("histories read in bulk", () => {
+  test("say exactly what a read of each user says, heavy users included", async () => {
+    const bulk = new HistoryCache(ctx.deps.database, Date.now, names, { preload: true });
+    const single = new HistoryCache(ctx.deps.database, Date.now, names);
+    // The first ask starts the account's bulk read; until it is in, users are read one by one.
+    bulk.loaded(tenant.accountId, "heavy");
+    await bulk.preload!.settled(tenant.accountId);
+    for (const user of ["heavy", "u-0", "u-1", "u-17", "u-29"]) {
+      const fromBulk = bulk.loaded(tenant.accountId, user);
+      expect(fromBulk).toBeDefined();
+      const read = await single.get(tenant.accountId, user);
+      expect(fromBulk).toEqual(read);
+    }
+    const heavy = bulk.loaded(tenant.accountId, "heavy")!;
+    expect(heavy.events).toHaveLength(200);
+    expect(heavy.interacted).toHaveLength(HEAVY_PRODUCTS);
+    expect(heavy.preferredCategories).toEqual(["cat1"]);
+    expect(heavy.priceRangeMin).toBe(12);
+  });
+
+  test("a user with news since the bulk read is read from the database", async () => {
+    const bulk = new HistoryCache(ctx.deps.database, Date.now, names, { preload: true });
+    bulk.loaded(tenant.accountId, "u-3");
+    await bulk.preload!.settled(tenant.accountId);
+    // Written behind this cache's back, then announced as an update (as an erasure or profile change is).
+    await ctx.deps.database.rows(sql`
+      update end_users set price_range_max = 99 where account_id = ${tenant.accountId} and external_id = 'u-3'`);
+    bulk.invalidate(tenant.accountId, "u-3");
+    expect(bulk.loaded(tenant.accountId, "u-3")).toBeUndefined();
+    expect((await bulk.get(tenant.accountId, "u-3")).priceRangeMax).toBe(99);
+    // Users the account did not have when the bulk read was made are not in it.
+    expect(bulk.loaded(tenant.accountId, "someone-new")).toBeUndefined();
+  });
+
+  test("a write changes that user's next answer, served from the page cache before it", async () => {
+    const ask = async () => {
+      const res = await ctx.request("POST", QUERY, {
+        apiKey: tenant.apiKey,
+        body: { external_user_id: "u-5", limit: 10 },
+      });
+      expect(res.status).toBe(200);
+      return ids(res.body as { items: { externalId: string }[] });
+    };
+    await ctx.deps.recommendations.histories.preload?.settled(tenant.accountId);
+    const first = await ask();
+    // Asked again: computed a second time and kept, then answered from the cache.
+    expect(await ask()).toEqual(first);
+    expect(await ask()).toEqual(first);
+    await interact(ctx, tenant, "u-5", first[0]!, "PURCHASE");
+    const after = await ask();
+    expect(after).not.toContain(first[0]);
+    expect(after).not.toEqual(first);
+  });
+
+  test("a history longer than the fold-in window leaves all its products out of the answers", async () => {
+    await ctx.deps.recommendations.histories.preload?.settled(tenant.accountId);
+    const res = await ctx.request("POST", QUERY, {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "heavy", limit: 100 },
+    });
+    expect(res.status).toBe(200);
+    const body = res.body as { items: { externalId: string }[]; total: number };
+    const answered = ids(body);
+    expect(answered.length).toBeGreaterThan(0);
+    const heavyProducts = await ctx.deps.database.rows<{ external_id: string }>(sql`
+      select distinct p.external_id from interactions i join products p on p.id = i.product_id
+      join end_users eu on eu.id = i.end_user_id
+      where eu.account_id = ${tenant.accountId} and eu.external_id = 'heavy'`);
+    const theirs = new Set(heavyProducts.map((r) => r.external_id));
+    expect(theirs.size).toBe(HEAVY_PRODUCTS);
+    for (const id of answered) expect(theirs.has(id)).toBe(false);
+    expect(body.total).toBe(products.length - HEAVY_PRODUCTS);
+  });
+});
