@@ -6,8 +6,8 @@
  * table and signals.
  */
 import { denseHistory, type TypedHistory } from "../ranking/blend";
-import type { UserHistory } from "./history-cache";
 import { type ItemSet, SortedItems } from "../ranking/item-set";
+import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 import type { ModelSignals, SignalQuery } from "./signals";
 
