@@ -29,23 +29,24 @@ export function queryPersonalized({
   deps: AppDeps;
   input: PersonalizedQuery;
 }): RecommendationPage | Promise<RecommendationPage> {
-  // A running experiment's arm sets its parameters; a request naming its own model variant is served as
-  // asked, outside the experiment.
+  // A running experiment's arm sets its parameters (a pinned model version among them, which also keys the
+  // page cache); a request naming its own model variant is served as asked, outside the experiment.
   const assignment =
     input.model_variant === undefined
       ? deps.experiments.assign(ctx.accountId, ENDPOINT, input.external_user_id)
       : undefined;
   if (assignment !== undefined) input = { ...input, ...assignment.overrides };
+  const modelId = assignment?.modelId;
   const service = deps.recommendations;
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const view = service.viewNow(ctx.accountId);
+  const view = service.viewNow(ctx.accountId, modelId);
   const history = view && service.histories.loaded(ctx.accountId, input.external_user_id);
   if (view !== undefined && history !== undefined && !needsAttributes(input.filters)) {
     return answer(ctx, deps, input, view, history, [], assignment);
   }
   return (async () => {
     const [view, history] = await Promise.all([
-      service.view(ctx.accountId),
+      service.view(ctx.accountId, modelId),
       service.histories.get(ctx.accountId, input.external_user_id),
     ]);
     const attributes = needsAttributes(input.filters) ? await view.table.attributes() : [];
@@ -116,7 +117,7 @@ function answer(
     input.model_variant ?? "standard",
     assignment === undefined ? null : { id: assignment.experimentId, arm: assignment.arm },
   );
-  return respond(deps, ctx.accountId, page, labels);
+  return respond(deps, ctx.accountId, page, labels, view.snapshot?.version ?? null);
 }
 
 const ENDPOINT = "personalized/query";

@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../deps";
 import type { TenantContext } from "../../http/auth";
 import { notFound } from "../../shared/errors";
+import type { Assignment } from "../experiments/running";
 import { productLookupQuery } from "../products/queries";
 import { explanationLevelFor } from "./explanations";
 import type { UserHistory } from "./history-cache";
@@ -8,7 +9,7 @@ import type { ItemTable } from "./item-table";
 import { PageCache } from "./page-cache";
 import { recentAnchors } from "./query-personalized";
 import { rank } from "./rank";
-import { renderPage, respond } from "./respond";
+import { answerLabels, renderPage, respond } from "./respond";
 import type { PresetBody, RecommendationPage } from "./schemas";
 import type { ServingView } from "./service";
 import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "./strategy";
@@ -44,15 +45,22 @@ export function recommendPreset({
   input: PresetInput;
 }): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
+  // A running experiment's arm may pin a model version and ask for the diverse re-ranking.
+  const assignment = deps.experiments.assign(
+    ctx.accountId,
+    `ecommerce/${input.preset}`,
+    input.body.external_user_id,
+  );
+  const modelId = assignment?.modelId;
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const view = service.viewNow(ctx.accountId);
+  const view = service.viewNow(ctx.accountId, modelId);
   const history = view && service.histories.loaded(ctx.accountId, input.body.external_user_id);
   if (view !== undefined && history !== undefined && !outsideTable(view.table, input)) {
-    return answer(ctx, deps, input, view, history);
+    return answer(ctx, deps, input, view, history, assignment);
   }
   return (async () => {
     const [view, history] = await Promise.all([
-      service.view(ctx.accountId),
+      service.view(ctx.accountId, modelId),
       service.histories.get(ctx.accountId, input.body.external_user_id),
     ]);
     if (outsideTable(view.table, input)) {
@@ -60,7 +68,7 @@ export function recommendPreset({
       const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId!);
       if (row === undefined) throw notFound("Product");
     }
-    return answer(ctx, deps, input, view, history);
+    return answer(ctx, deps, input, view, history, assignment);
   })();
 }
 
@@ -85,21 +93,39 @@ function answer(
   input: PresetInput,
   view: ServingView,
   history: UserHistory,
+  assignment: Assignment | undefined,
 ): RecommendationPage {
   const service = deps.recommendations;
   const { table, signals } = view;
   const endpoint = `ecommerce/${input.preset}`;
   const explanation = input.preset === "homepage" ? null : explanationLevelFor(ctx, "simple");
+  const diverse = assignment?.overrides.model_variant === "diverse";
+  const labels =
+    assignment === undefined
+      ? answerLabels(endpoint)
+      : answerLabels(endpoint, null, assignment.overrides.model_variant ?? null, {
+          id: assignment.experimentId,
+          arm: assignment.arm,
+        });
+  const modelVersion = view.snapshot?.version ?? null;
   // The level is part of the key: a page explained for a secret key must never reach a publishable one.
   const key = PageCache.key(
     ctx.accountId,
     input.body.external_user_id,
     endpoint,
-    JSON.stringify([input.body, input.currentProductId, input.cartItems, input.orderValue, explanation]),
+    JSON.stringify([
+      input.body,
+      input.currentProductId,
+      input.cartItems,
+      input.orderValue,
+      explanation,
+      diverse,
+      view.snapshot?.modelId,
+    ]),
   );
   const inputs = { history, view, tuning: service.tuning };
   const hit = service.pages.get(key, inputs);
-  if (hit !== undefined) return respond(deps, ctx.accountId, hit);
+  if (hit !== undefined) return respond(deps, ctx.accountId, hit, labels, modelVersion);
   const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
   const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
 
@@ -133,7 +159,7 @@ function answer(
     history,
     weights: presetWeights(input.preset, hasHistory, view.signals?.tuned ?? null),
     goal: input.preset === "checkout" ? "conversion" : "user_engagement",
-    diverse: false,
+    diverse,
     sourceItems,
     complementAnchors,
     exclude,
@@ -152,5 +178,5 @@ function answer(
   });
   const page = renderPage(endpoint, history.endUserId, ranked, 0, limit);
   if (cacheable) service.pages.offer(key, inputs, page);
-  return respond(deps, ctx.accountId, page);
+  return respond(deps, ctx.accountId, page, labels, modelVersion);
 }

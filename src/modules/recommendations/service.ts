@@ -32,6 +32,9 @@ export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;
   /** The snapshot already in memory, or undefined (never loads). */
   peekSnapshot(accountId: number): Snapshot | undefined;
+  /** A stored model's snapshot (an experiment arm's pinned version), loading it on first use. */
+  getModelSnapshot(accountId: number, modelId: number): Promise<Snapshot | undefined>;
+  peekModelSnapshot(accountId: number, modelId: number): Snapshot | undefined;
 }
 
 export class RecommendationService {
@@ -67,19 +70,28 @@ export class RecommendationService {
     this.historySync = new HistorySync(database, this.histories, logger);
   }
 
-  /** What a request ranks over: the published model's snapshot, else the product rows. */
-  async view(accountId: number): Promise<ServingView> {
-    const snapshot = await this.snapshots?.getSnapshot(accountId);
+  /**
+   * What a request ranks over: the published model's snapshot, else the product rows. `modelId` (an
+   * experiment arm's pinned model) ranks with that stored model instead, or the published one when it cannot
+   * be loaded; the view's snapshot says which served.
+   */
+  async view(accountId: number, modelId?: number): Promise<ServingView> {
+    const snapshot =
+      (modelId === undefined ? undefined : await this.snapshots?.getModelSnapshot(accountId, modelId)) ??
+      (await this.snapshots?.getSnapshot(accountId));
     if (snapshot !== undefined) return snapshotView(snapshot, this.database, this.tuning);
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 
   /**
-   * The view without waiting when the account's published snapshot is in memory (every request after its
-   * first); undefined otherwise, and `view` then loads what is needed.
+   * The view without waiting when the account's published snapshot (or the pinned model's) is in memory
+   * (every request after its first); undefined otherwise, and `view` then loads what is needed.
    */
-  viewNow(accountId: number): ServingView | undefined {
-    const snapshot = this.snapshots?.peekSnapshot(accountId);
+  viewNow(accountId: number, modelId?: number): ServingView | undefined {
+    const snapshot =
+      modelId === undefined
+        ? this.snapshots?.peekSnapshot(accountId)
+        : this.snapshots?.peekModelSnapshot(accountId, modelId);
     return snapshot === undefined ? undefined : snapshotView(snapshot, this.database, this.tuning);
   }
 
