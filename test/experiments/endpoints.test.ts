@@ -259,6 +259,9 @@ describe("pinning a model version in an arm", () => {
         },
       ]);
     }
+    // A pinned model that cannot be loaded (here: no such model) leaves its arm to the published one.
+    const fallback = await ctx.deps.recommendations.view(tenant.accountId, 2147483647);
+    expect(fallback.snapshot?.modelId).toBe(job.modelId!);
     // The artifact removed, as the embedded store does once a newer model is published.
     await ctx.deps.artifacts.discard(tenant.accountId, job.modelId!);
     await ctx.deps.database.rows(sql`delete from model_artifact_chunks where model_id = ${job.modelId}`);
