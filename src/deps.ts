@@ -128,8 +128,10 @@ export async function createDeps(
   );
   // On the embedded store the files are the artifacts (PGlite runs on this thread: 100 MB written into it
   // stalled every request for seconds); on Postgres they are local copies of the database's.
+  const experiments = new RunningExperiments(database, logger);
   const artifacts = new ArtifactCache(join(config.dataDir, "artifacts"), logger, {
     primary: database.kind === "pglite",
+    pinned: (accountId) => experiments.pinnedModels(accountId),
   });
   const snapshots = new SnapshotRegistry({
     database,
@@ -143,7 +145,6 @@ export async function createDeps(
     ...(options.servingTuning === undefined ? {} : { tuning: options.servingTuning }),
   });
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
-  const experiments = new RunningExperiments(database, logger);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {

@@ -74,6 +74,11 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly DocumentedCode[]>> =
   "POST /api/v1/sandbox/quick-start": ["CONFLICT"],
 
   "GET /api/v1/recommendations/products/external/:external_product_id/similar": ["NOT_FOUND"],
+
+  "POST /api/v1/experiments/": ["CONFLICT"],
+  "GET /api/v1/experiments/:experiment_id": ["NOT_FOUND"],
+  "POST /api/v1/experiments/:experiment_id/stop": ["NOT_FOUND"],
+  "GET /api/v1/experiments/:experiment_id/results": ["NOT_FOUND"],
   "POST /api/v1/recommendations/ecommerce/product-page": ["NOT_FOUND"],
 };
 

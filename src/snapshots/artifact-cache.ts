@@ -29,11 +29,14 @@ const STALE_TEMPORARY_MS = 60 * 60 * 1000;
 export interface ArtifactCacheOptions {
   /** The files are the artifacts (embedded store), not copies of the database's. */
   primary?: boolean;
+  /** Models of the account still served though not published (pinned by a running experiment): kept. */
+  pinned?: (accountId: number) => readonly number[];
 }
 
 export class ArtifactCache {
   private readonly writes = new Set<Promise<void>>();
   readonly primary: boolean;
+  private readonly pinned: (accountId: number) => readonly number[];
 
   constructor(
     private readonly dir: string,
@@ -41,6 +44,7 @@ export class ArtifactCache {
     options: ArtifactCacheOptions = {},
   ) {
     this.primary = options.primary ?? false;
+    this.pinned = options.pinned ?? (() => []);
   }
 
   private path(accountId: number, modelId: number): string {
@@ -93,7 +97,8 @@ export class ArtifactCache {
 
   /**
    * After a model of the account was stored: copies are pruned to the newest two models; primary files of
-   * models older than the published one (which can never serve again) are removed.
+   * models older than the published one (which can never serve again unless an experiment pins them) are
+   * removed.
    */
   async settleAccount(accountId: number, publishedModelId: number | null): Promise<void> {
     try {
@@ -150,10 +155,11 @@ export class ArtifactCache {
     }
   }
 
-  /** Removes the files (artifact and indexes) of the account's models older than `modelId`. */
+  /** Removes the files (artifact and indexes) of the account's models older than `modelId` and not pinned. */
   private async removeOlder(accountId: number, modelId: number): Promise<void> {
     const prefix = `${accountId}-`;
     const now = Date.now();
+    const pinned = new Set(this.pinned(accountId));
     for (const name of await readdir(this.dir)) {
       if (!name.startsWith(prefix)) continue;
       const path = join(this.dir, name);
@@ -162,7 +168,7 @@ export class ArtifactCache {
         continue;
       }
       const id = Number(name.slice(prefix.length).split(".")[0]);
-      if (Number.isInteger(id) && id < modelId) await unlink(path).catch(() => {});
+      if (Number.isInteger(id) && id < modelId && !pinned.has(id)) await unlink(path).catch(() => {});
     }
   }
 

@@ -3,6 +3,11 @@
  * by an LRU on estimated bytes, and replaced in the background when a new model is published (NOTIFY
  * "model_published" from any process), so serving keeps answering from the old snapshot until the new one
  * is ready and then switches by swapping one reference.
+ *
+ * Besides the published model, an account may have other stored models loaded on request (a model version
+ * an experiment arm pins, `getModelSnapshot`). They share the same byte budget and LRU order as the published
+ * snapshots, get the same catalogue freshness and erasure updates, and are simply loaded again after an
+ * eviction. A publication never replaces them: a model id's artifact never changes.
  */
 import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -55,10 +60,22 @@ const RECOUNT_MS = 1000;
 
 const ERASURE_MEMORY_MS = 10 * 60_000;
 
+/**
+ * Entries are keyed by account id for the published snapshot and by this string for another stored model of
+ * an account (model ids are unique across accounts).
+ */
+type EntryKey = number | string;
+const modelKey = (modelId: number): string => `model:${modelId}`;
+
 export class SnapshotRegistry {
-  private readonly entries = new Map<number, Entry>();
+  private readonly entries = new Map<EntryKey, Entry>();
   private readonly absent = new Map<number, number>();
   private readonly loading = new Map<number, Promise<Snapshot | undefined>>();
+  /** The loaded or loading models other than the published one, per account (for account-wide updates). */
+  private readonly modelsOf = new Map<number, Set<number>>();
+  private readonly modelLoads = new Map<number, Promise<Snapshot | undefined>>();
+  /** Models that could not be loaded (no stored artifact), and since when: not tried again for absentTtlMs. */
+  private readonly modelAbsent = new Map<number, number>();
   /** The model id a load under way is building, per account (a NOTIFY and a direct call may both ask). */
   private readonly loadingModel = new Map<number, number>();
   /** Recent erasures per account, re-applied to snapshots whose load raced with the erasure. */
@@ -98,9 +115,10 @@ export class SnapshotRegistry {
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     await this.unlisten?.().catch(() => {});
     this.unlisten = undefined;
-    await Promise.allSettled([...this.loading.values()]);
+    await Promise.allSettled([...this.loading.values(), ...this.modelLoads.values()]);
     await this.artifacts?.settle();
     this.entries.clear();
+    this.modelsOf.clear();
     this.totalBytes = 0;
   }
 
@@ -111,6 +129,52 @@ export class SnapshotRegistry {
     this.options.metrics?.cacheHit("snapshot");
     this.touch(accountId, entry);
     return entry.snapshot;
+  }
+
+  /**
+   * The snapshot of one stored model of the account (published or not), already in memory: the published
+   * snapshot when `modelId` is the one it was built from. Never loads.
+   */
+  peekModelSnapshot(accountId: number, modelId: number): Snapshot | undefined {
+    const published = this.entries.get(accountId);
+    if (published !== undefined && published.snapshot.modelId === modelId)
+      return this.peekSnapshot(accountId);
+    const key = modelKey(modelId);
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.snapshot.accountId !== accountId) return undefined;
+    this.touch(key, entry);
+    return entry.snapshot;
+  }
+
+  /**
+   * The snapshot of one stored model of the account, loaded on first use within the snapshot budget;
+   * undefined when the account has no such model or its artifact is no longer stored (the caller serves the
+   * published model then).
+   */
+  async getModelSnapshot(accountId: number, modelId: number): Promise<Snapshot | undefined> {
+    const loaded = this.peekModelSnapshot(accountId, modelId);
+    if (loaded !== undefined) return loaded;
+    const published = await this.getSnapshot(accountId);
+    if (published?.modelId === modelId) return published;
+    const absentSince = this.modelAbsent.get(modelId);
+    if (absentSince !== undefined && Date.now() - absentSince < (this.options.absentTtlMs ?? 30_000)) {
+      return undefined;
+    }
+    let pending = this.modelLoads.get(modelId);
+    if (pending === undefined) {
+      const promise = this.loadStoredModel(accountId, modelId)
+        .catch((error: unknown) => {
+          this.options.logger.error("snapshot load failed", { accountId, modelId, error });
+          this.modelAbsent.set(modelId, Date.now());
+          return undefined;
+        })
+        .finally(() => {
+          if (this.modelLoads.get(modelId) === promise) this.modelLoads.delete(modelId);
+        });
+      this.modelLoads.set(modelId, promise);
+      pending = promise;
+    }
+    return pending;
   }
 
   /** The account's snapshot, loading it from its published model on first use; undefined when it has none. */
@@ -138,18 +202,24 @@ export class SnapshotRegistry {
     for (const [id, at] of recent) if (now - at > ERASURE_MEMORY_MS) recent.delete(id);
     const entry = this.entries.get(accountId);
     if (entry !== undefined) forgetUser(entry.snapshot, externalUserId);
+    for (const modelId of this.modelsOf.get(accountId) ?? []) {
+      const other = this.entries.get(modelKey(modelId));
+      if (other !== undefined) forgetUser(other.snapshot, externalUserId);
+    }
   }
 
   /** In-process catalogue hook: flags a deleted product at once and schedules a refresh of the others. */
   productsChanged(accountId: number, deletedExternalIds: readonly string[] = []): void {
+    const others = this.modelsOf.get(accountId);
+    if (others !== undefined) {
+      for (const modelId of others) {
+        const other = this.entries.get(modelKey(modelId));
+        if (other !== undefined) flagChanged(other, deletedExternalIds);
+      }
+    }
     const entry = this.entries.get(accountId);
     if (entry === undefined) return;
-    for (const externalId of deletedExternalIds) {
-      const i = entry.snapshot.items.indexByExternalId.get(externalId);
-      if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
-    }
-    if (deletedExternalIds.length > 0) bumpItemsRevision(entry.snapshot);
-    entry.checkedAt = 0;
+    flagChanged(entry, deletedExternalIds);
   }
 
   /** Drops an account's snapshot (its models were deleted). */
@@ -157,6 +227,12 @@ export class SnapshotRegistry {
     const entry = this.entries.get(accountId);
     if (entry !== undefined) this.remove(accountId, entry);
     this.absent.delete(accountId);
+    for (const modelId of this.modelsOf.get(accountId) ?? []) {
+      const key = modelKey(modelId);
+      const other = this.entries.get(key);
+      if (other !== undefined) this.remove(key, other);
+    }
+    this.modelsOf.delete(accountId);
   }
 
   stats(): { snapshots: number; bytes: number; maxBytes: number } {
@@ -207,19 +283,7 @@ export class SnapshotRegistry {
     const startedAt = Date.now();
     const filters = [eq(models.accountId, accountId), eq(models.isPublished, true)];
     if (modelId !== undefined) filters.push(eq(models.id, modelId));
-    const [row] = await this.options.database.db
-      .select({
-        id: models.id,
-        accountId: models.accountId,
-        version: models.version,
-        algorithm: models.algorithm,
-        createdAt: models.createdAt,
-        artifactBytes: models.artifactBytes,
-      })
-      .from(models)
-      .where(and(...filters))
-      .orderBy(desc(models.id))
-      .limit(1);
+    const row = await this.modelRow(and(...filters));
     if (row === undefined) {
       if (!this.entries.has(accountId)) this.absent.set(accountId, Date.now());
       return this.entries.get(accountId)?.snapshot;
@@ -228,9 +292,7 @@ export class SnapshotRegistry {
     if (this.stopped) return built.snapshot;
     const current = this.entries.get(accountId);
     if (current !== undefined && current.snapshot.modelId > built.snapshot.modelId) return current.snapshot;
-    for (const [externalId, at] of this.erasures.get(accountId) ?? []) {
-      if (at >= startedAt - 1000) forgetUser(built.snapshot, externalId);
-    }
+    this.forgetRecentErasures(built.snapshot, startedAt);
     this.install(accountId, {
       snapshot: built.snapshot,
       watermark: built.productsWatermark,
@@ -248,28 +310,97 @@ export class SnapshotRegistry {
     return built.snapshot;
   }
 
-  private install(accountId: number, entry: Omit<Entry, "bytes" | "countedAt">): void {
-    const previous = this.entries.get(accountId);
-    if (previous !== undefined) this.remove(accountId, previous);
+  /** Loads a stored model of the account other than the published one (see `getModelSnapshot`). */
+  private async loadStoredModel(accountId: number, modelId: number): Promise<Snapshot | undefined> {
+    const startedAt = Date.now();
+    const row = await this.modelRow(and(eq(models.accountId, accountId), eq(models.id, modelId)));
+    if (row === undefined) {
+      this.modelAbsent.set(modelId, Date.now());
+      return undefined;
+    }
+    const built = await buildSnapshot(this.options.database, row, this.artifacts);
+    if (this.stopped) return built.snapshot;
+    // Published meanwhile: the account's own entry serves it.
+    const published = this.entries.get(accountId);
+    if (published?.snapshot.modelId === modelId) return published.snapshot;
+    this.forgetRecentErasures(built.snapshot, startedAt);
+    this.install(modelKey(modelId), {
+      snapshot: built.snapshot,
+      watermark: built.productsWatermark,
+      checkedAt: Date.now(),
+      refreshing: false,
+    });
+    this.modelAbsent.delete(modelId);
+    this.options.logger.info("snapshot loaded", {
+      accountId,
+      modelId,
+      published: false,
+      bytes: built.snapshot.bytes(),
+      ms: Date.now() - startedAt,
+    });
+    return built.snapshot;
+  }
+
+  private async modelRow(where: ReturnType<typeof and>) {
+    const [row] = await this.options.database.db
+      .select({
+        id: models.id,
+        accountId: models.accountId,
+        version: models.version,
+        algorithm: models.algorithm,
+        createdAt: models.createdAt,
+        artifactBytes: models.artifactBytes,
+      })
+      .from(models)
+      .where(where)
+      .orderBy(desc(models.id))
+      .limit(1);
+    return row;
+  }
+
+  /** Erasures that may have raced with a load are applied to the snapshot it built. */
+  private forgetRecentErasures(snapshot: Snapshot, startedAt: number): void {
+    for (const [externalId, at] of this.erasures.get(snapshot.accountId) ?? []) {
+      if (at >= startedAt - 1000) forgetUser(snapshot, externalId);
+    }
+  }
+
+  private install(key: EntryKey, entry: Omit<Entry, "bytes" | "countedAt">): void {
+    const previous = this.entries.get(key);
+    if (previous !== undefined) this.remove(key, previous);
+    const { accountId, modelId } = entry.snapshot;
     const installed: Entry = { ...entry, bytes: entry.snapshot.bytes(), countedAt: Date.now() };
-    this.entries.set(accountId, installed);
-    this.absent.delete(accountId);
+    this.entries.set(key, installed);
     this.totalBytes += installed.bytes;
-    this.options.metrics?.setSnapshotBytes(accountId, installed.bytes);
-    this.bound(accountId);
+    if (typeof key === "number") {
+      this.absent.delete(accountId);
+      this.options.metrics?.setSnapshotBytes(accountId, installed.bytes);
+      // A model loaded before it was published is now the account's own entry: one copy is enough.
+      const other = this.entries.get(modelKey(modelId));
+      if (other !== undefined) this.remove(modelKey(modelId), other);
+    } else {
+      const loaded = this.modelsOf.get(accountId) ?? new Set<number>();
+      loaded.add(modelId);
+      this.modelsOf.set(accountId, loaded);
+    }
+    this.bound(key);
   }
 
   /** Evicts least recently used snapshots, oldest first, until the total fits; `keep` stays even when alone too big. */
-  private bound(keep: number): void {
-    for (const [id, e] of this.entries) {
-      if (this.totalBytes <= this.options.maxBytes || id === keep) break;
-      this.remove(id, e);
-      this.options.logger.info("snapshot evicted (memory bound)", { accountId: id, bytes: e.bytes });
+  private bound(keep: EntryKey): void {
+    for (const [key, e] of this.entries) {
+      if (this.totalBytes <= this.options.maxBytes || key === keep) break;
+      this.remove(key, e);
+      this.options.logger.info("snapshot evicted (memory bound)", {
+        accountId: e.snapshot.accountId,
+        modelId: e.snapshot.modelId,
+        bytes: e.bytes,
+      });
     }
   }
 
   /** Counts a served snapshot again (its derived state grows as it serves) and keeps the total bounded. */
-  private recount(accountId: number, entry: Entry): void {
+  private recount(key: EntryKey, entry: Entry): void {
     const now = Date.now();
     if (now - entry.countedAt < RECOUNT_MS) return;
     entry.countedAt = now;
@@ -277,22 +408,28 @@ export class SnapshotRegistry {
     if (bytes === entry.bytes) return;
     this.totalBytes += bytes - entry.bytes;
     entry.bytes = bytes;
-    this.options.metrics?.setSnapshotBytes(accountId, bytes);
-    this.bound(accountId);
+    if (typeof key === "number") this.options.metrics?.setSnapshotBytes(key, bytes);
+    this.bound(key);
   }
 
-  private remove(accountId: number, entry: Entry): void {
-    if (this.entries.get(accountId) !== entry) return;
-    this.entries.delete(accountId);
+  private remove(key: EntryKey, entry: Entry): void {
+    if (this.entries.get(key) !== entry) return;
+    this.entries.delete(key);
     this.totalBytes -= entry.bytes;
-    this.options.metrics?.setSnapshotBytes(accountId, 0);
+    if (typeof key === "number") {
+      this.options.metrics?.setSnapshotBytes(key, 0);
+      return;
+    }
+    const loaded = this.modelsOf.get(entry.snapshot.accountId);
+    loaded?.delete(entry.snapshot.modelId);
+    if (loaded?.size === 0) this.modelsOf.delete(entry.snapshot.accountId);
   }
 
-  private touch(accountId: number, entry: Entry): void {
-    // Map order is the LRU order: re-inserting moves the account to the most recently used end.
-    this.entries.delete(accountId);
-    this.entries.set(accountId, entry);
-    this.recount(accountId, entry);
+  private touch(key: EntryKey, entry: Entry): void {
+    // Map order is the LRU order: re-inserting moves the entry to the most recently used end.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    this.recount(key, entry);
     const due = Date.now() - entry.checkedAt >= (this.options.productRefreshMs ?? 5000);
     if (due && !entry.refreshing && !this.stopped) void this.refresh(entry);
   }
@@ -308,6 +445,16 @@ export class SnapshotRegistry {
       entry.refreshing = false;
     }
   }
+}
+
+/** Flags deleted products at once and has the entry's catalogue refreshed on its next use. */
+function flagChanged(entry: Entry, deletedExternalIds: readonly string[]): void {
+  for (const externalId of deletedExternalIds) {
+    const i = entry.snapshot.items.indexByExternalId.get(externalId);
+    if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
+  }
+  if (deletedExternalIds.length > 0) bumpItemsRevision(entry.snapshot);
+  entry.checkedAt = 0;
 }
 
 function forgetUser(snapshot: Snapshot, externalUserId: string): void {

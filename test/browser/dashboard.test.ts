@@ -267,6 +267,73 @@ describe.skipIf(skipReason !== undefined)("the dashboard in Chromium", () => {
     await checkPage("results");
   }, 30_000);
 
+  test("Online results list an experiment with each arm against the control, its verdict, and stop it", async () => {
+    // Started through the API as a shop's back end would, then served to a few demo users.
+    const login = await fetch(url("/api/v1/auth/token"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const headers = { "content-type": "application/json", authorization: `Bearer ${accessToken}` };
+    const created = await fetch(url("/api/v1/experiments/"), {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        name: "Popularity against hybrid",
+        endpoint: "personalized/query",
+        variants: [
+          { name: "A", traffic: 0.5 },
+          { name: "B", traffic: 0.5, overrides: { strategy: "popularity" } },
+        ],
+      }),
+    });
+    expect(created.status).toBe(201);
+    for (let n = 0; n < 10; n++) {
+      const served = await fetch(url("/api/v1/recommendations/personalized/query"), {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ external_user_id: `demo-u-${n}`, limit: 5 }),
+      });
+      expect(served.status).toBe(200);
+    }
+
+    await go("Home");
+    await go("Online results");
+    const experiment = page.getByTestId("experiment").filter({ hasText: "Popularity against hybrid" });
+    const arms = experiment.getByTestId("experiment-arm");
+    // The answers reach the aggregates in the background: the page is read again until they show.
+    for (let attempt = 0; attempt < 15; attempt++) {
+      await arms.first().waitFor();
+      await page.waitForLoadState("networkidle");
+      if ((await arms.filter({ hasText: /^A \(control\)50\.00%as usual[1-9]/ }).count()) > 0) break;
+      await Bun.sleep(1000);
+      await page.reload();
+    }
+    expect(await arms.count()).toBe(2);
+    expect(await arms.nth(0).textContent()).toMatch(/^A \(control\)50\.00%as usual[1-9]/);
+    const treatment = (await arms.nth(1).textContent()) ?? "";
+    expect(treatment).toContain("strategy popularity");
+    // The difference from the control with its interval, the arm's verdict and what is still needed.
+    expect(treatment).toMatch(/[+−]\d+\.\d\d% \([+−]\d+\.\d\d% to [+−]\d+\.\d\d%\)/);
+    expect(treatment).toMatch(/keep running|is better|no difference detectable/);
+    await expect(experiment.getByTestId("experiment-verdict").textContent()).resolves.toMatch(
+      /Verdict on click-through rate: (keep running|.+ is better|no difference detectable) · sample size still needed: /,
+    );
+    await checkPage("results-experiment");
+
+    await experiment.getByRole("button", { name: "Stop experiment" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Stop experiment" }).click();
+    await page.locator('[data-testid="experiment"][data-status="stopped"]').waitFor();
+    await expect(experiment.getByRole("button", { name: "Stop experiment" }).count()).resolves.toBe(0);
+    // The results stay readable after the stop.
+    expect(await arms.count()).toBe(2);
+    const stored = await fetch(url("/api/v1/experiments/"), { headers });
+    const { items } = (await stored.json()) as { items: { status: string }[] };
+    expect(items[0]?.status).toBe("stopped");
+    await checkPage("results-experiment-stopped");
+  }, 60_000);
+
   test("browsing products opens a product page with similar products", async () => {
     await go("Data");
     await page.getByRole("table").getByRole("link").first().click();

@@ -142,7 +142,7 @@ describe.skipIf(!usingPostgres())("query plans (Postgres)", () => {
     expectIndexed(await plan(() => statements.interactions), "interactions_account_user_time_idx");
     expectIndexed(await plan(() => statements.searches), "searches_account_user_idx");
     expectIndexed(await plan(() => statements.orders), "orders_account_user_idx");
-    expectIndexed(await plan(() => statements.recommendations), "recommendation_logs_end_user_idx");
+    expectIndexed(await plan(() => statements.recommendations), "recommendation_logs_end_user_time_idx");
     expectIndexed(await plan(() => statements.attributions), "recommendation_attributions_end_user_idx");
     const userDelete = await plan(() => statements.endUser);
     expect(userDelete.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);

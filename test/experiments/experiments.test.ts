@@ -60,7 +60,7 @@ describe("experiments", () => {
     await start(ctx, tenant);
   });
 
-  test("bad arms (shares not summing to 1, duplicate names, one arm, unknown endpoint or override) are a 422", async () => {
+  test("bad arms (shares not summing to 1, duplicate names, one arm, unknown endpoint, override or version) are a 422", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(2));
     const arms = twoArms().variants;
@@ -68,8 +68,10 @@ describe("experiments", () => {
       { ...twoArms(), variants: [arms[0], { ...arms[1], traffic: 0.6 }] },
       { ...twoArms(), variants: [arms[0], { ...arms[1], name: "A" }] },
       { ...twoArms(), variants: [{ name: "A", traffic: 1 }] },
+      { ...twoArms(), endpoint: "search" },
       { ...twoArms(), endpoint: "category" },
       { ...twoArms({ strategy: "random" }) },
+      { ...twoArms({ model_version: 0 }) },
       { ...twoArms({ model_version: 3 }) },
     ]) {
       const res = await ctx.request("POST", `${BASE}/`, { apiKey: tenant.apiKey, body });
@@ -127,8 +129,10 @@ describe("assignment", () => {
           body: { external_user_id: user, limit: 5 },
         });
         expect(res.status).toBe(200);
-        expect(res.body.experiment).toEqual({ id: created.id, variant: expected });
-        expect(JSON.parse(res.text).experiment).toEqual({ id: created.id, variant: expected });
+        // No model trained yet: nothing ranked with a model version.
+        const served = { id: created.id, variant: expected, modelVersion: null };
+        expect(res.body.experiment).toEqual(served);
+        expect(JSON.parse(res.text).experiment).toEqual(served);
       }
     }
     await ctx.deps.recommendations.logs.flush();

@@ -331,6 +331,34 @@ describe("each route's documented error cases answer as documented", () => {
     );
   }, 120_000);
 
+  test("experiments: a second running one on an endpoint, and unknown ids", async () => {
+    const apiKey = tenant.apiKey;
+    const body = {
+      name: "x",
+      endpoint: "category",
+      variants: [
+        { name: "A", traffic: 0.5 },
+        { name: "B", traffic: 0.5 },
+      ],
+    };
+    await call("POST", "/api/v1/experiments/", { apiKey, body });
+    conforms("POST /api/v1/experiments/", await call("POST", "/api/v1/experiments/", { apiKey, body }), {
+      status: 409,
+      code: "CONFLICT",
+    });
+    for (const [method, suffix] of [
+      ["GET", ""],
+      ["POST", "/stop"],
+      ["GET", "/results"],
+    ] as const) {
+      conforms(
+        `${method} /api/v1/experiments/:experiment_id${suffix}`,
+        await call(method, `/api/v1/experiments/2147483647${suffix}`, { apiKey }),
+        { status: 404, code: "NOT_FOUND" },
+      );
+    }
+  });
+
   test("every route-specific documented code was produced above (or by the test named for it)", async () => {
     const missing: string[] = [];
     for (const [routeKey, codes] of Object.entries(ROUTE_ERRORS)) {

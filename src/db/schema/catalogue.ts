@@ -151,12 +151,14 @@ export const recommendationLogs = pgTable(
     experimentArm: text("experiment_arm"),
     createdAt: createdAt(),
   },
-  // By end user alone: every read and delete names one end user (whose id is unique across accounts) and
-  // still filters by account; a one-column key is the cheapest to maintain on the most written table. The
-  // answers for nobody in particular are found by their recommendation id, with a partial index that rows of
-  // end users do not pay for (theirs are found through the end user).
+  // By end user first: every read and delete names one end user (whose id is unique across accounts) and
+  // still filters by account. Then by time (and id, the order of one flush's rows, which share a time): a
+  // click sent without its recommendation id is credited to the latest answer of the last 24 hours that
+  // showed the product, found by walking this index back from the click, so its cost depends on the answers
+  // of that day, not on the end user's whole history. The answers for nobody in particular are found by
+  // their recommendation id, with a partial index that rows of end users do not pay for.
   (t) => [
-    index("recommendation_logs_end_user_idx").on(t.endUserId),
+    index("recommendation_logs_end_user_time_idx").on(t.endUserId, t.createdAt, t.id),
     index("recommendation_logs_anonymous_id_idx").on(t.recommendationId).where(sql`end_user_id is null`),
   ],
 );

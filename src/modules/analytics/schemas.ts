@@ -20,8 +20,9 @@ export const MetricsQuery = t.Object(
         {
           default: "endpoint",
           description:
-            "endpoint (default), strategy (the personalised query's; `none` for other endpoints), variant (its " +
-            "model_variant; `none` for other endpoints) or day.",
+            "endpoint (default), strategy (the personalised query's; `none` for other endpoints), variant (the " +
+            "model_variant that served: the personalised query's, or a preset's when an experiment arm sets " +
+            "it; `none` otherwise) or day.",
         },
       ),
     ),

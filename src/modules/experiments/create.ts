@@ -2,19 +2,28 @@ import type { Database } from "../../db/client";
 import { experiments } from "../../db/schema";
 import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
+import type { ArtifactCache } from "../../snapshots/artifact-cache";
 import { isUniqueViolation } from "../auth/passwords";
+import { checkPinnedVersions } from "./pinned-models";
 import { toExperiment } from "./record";
 import type { RunningExperiments } from "./running";
-import type { Experiment, ExperimentCreate } from "./schemas";
+import { ENDPOINT_OVERRIDES, type Experiment, type ExperimentCreate } from "./schemas";
 
-/** Starts an experiment; a second running one on the same endpoint is a 409 (also when two race). */
+/**
+ * Starts an experiment; a second running one on the same endpoint is a 409 (also when two race). Each arm
+ * may only override what acts on the endpoint, and a pinned model version must be servable (422 otherwise).
+ */
 export async function createExperiment({
   ctx,
   deps,
   input,
 }: {
   ctx: TenantContext;
-  deps: { readonly database: Database; readonly experiments: RunningExperiments };
+  deps: {
+    readonly database: Database;
+    readonly experiments: RunningExperiments;
+    readonly artifacts: ArtifactCache;
+  };
   input: ExperimentCreate;
 }): Promise<Experiment> {
   const names = input.variants.map((v) => v.name);
@@ -34,7 +43,20 @@ export async function createExperiment({
       type: "value_error.sum",
     });
   }
-  if (problems.length > 0) throw validationError(problems.map((p) => ({ ...p, loc: p.loc.map(String) })));
+  const applicable: readonly string[] = ENDPOINT_OVERRIDES[input.endpoint];
+  input.variants.forEach((arm, index) => {
+    for (const key of Object.keys(arm.overrides ?? {})) {
+      if (applicable.includes(key)) continue;
+      problems.push({
+        loc: ["body", "variants", index, "overrides", key],
+        msg: `Does not apply to ${input.endpoint}; its arms may set ${applicable.join(", ")}`,
+        type: "value_error.override_not_applicable",
+      });
+    }
+  });
+  if (problems.length === 0)
+    problems.push(...(await checkPinnedVersions(deps, ctx.accountId, input.variants)));
+  if (problems.length > 0) throw validationError(problems);
   let row: typeof experiments.$inferSelect | undefined;
   try {
     [row] = await deps.database.db

@@ -36,12 +36,19 @@ export function experimentsModule(deps: AppDeps) {
           tags,
           summary: "Start an A/B experiment",
           description:
-            "Splits the end users of an endpoint (now `personalized/query`) into arms by hashing (experiment id, " +
-            "external user id): a user keeps their arm on every request and in every process. Each arm's " +
-            "`overrides` (strategy, recommendation_goal, model_variant) replace those request parameters; a " +
-            "request that sends `model_variant` itself is served as asked, outside the experiment. Answers name " +
-            "their arm in `experiment: {id, variant}`. One running experiment per endpoint (409 otherwise). " +
-            "Takes effect in this process at once, in others within 5 seconds. " +
+            "Splits the end users of an endpoint (personalized/query, an ecommerce preset, products/similar or " +
+            "category) into arms by hashing (experiment id, external user id): a user keeps their arm on every " +
+            "request and in every process. The listings name no end user: they are assigned when called with " +
+            "`external_user_id`, and served as usual, outside the experiment, without it. Each arm's `overrides` " +
+            "apply to its answers: the personalised query's strategy, recommendation_goal and model_variant, " +
+            "the presets' model_variant, and on every endpoint a pinned `model_version` (a stored model of the " +
+            "account, published or not, from GET /api/v1/pipeline/models) that ranks the arm's answers while " +
+            "everyone else keeps the published model. An override that does not act on the endpoint, an " +
+            "unknown version or one whose artifact is no longer stored is a 422 naming the arm. A personalised " +
+            "request that sends `model_variant` itself is served as asked, outside the experiment. Answers " +
+            "name their arm and the model version that ranked them in `experiment: {id, variant, " +
+            "modelVersion}`. One running experiment per endpoint (409 otherwise). Takes effect in this process " +
+            "at once, in others within 5 seconds. " +
             secretOnly,
         },
       },

@@ -3,8 +3,9 @@
  * lookup and a hash, never a query. Reloaded (one small query over the running ones) every few seconds and at
  * once after a create or stop in this process; another process sees a start or stop within REFRESH_MS.
  */
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { numberArray } from "../../db/pg-array";
 import { experiments } from "../../db/schema";
 import type { Logger } from "../../shared/logger";
 import { assignArm } from "./assignment";
@@ -16,10 +17,17 @@ export interface Assignment {
   experimentId: number;
   arm: string;
   overrides: ArmOverrides;
+  /** The stored model (models.id) the arm pins with `model_version`; undefined: the published model. */
+  modelId?: number;
+}
+
+interface RunningArm extends Arm {
+  modelId?: number;
 }
 
 export class RunningExperiments {
-  private byAccount = new Map<number, Map<string, { id: number; arms: Arm[] }>>();
+  private byAccount = new Map<number, Map<string, { id: number; arms: RunningArm[] }>>();
+  private pinned = new Map<number, number[]>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -27,12 +35,26 @@ export class RunningExperiments {
     private readonly logger: Logger,
   ) {}
 
-  /** The arm serving this end user on this endpoint, if an experiment runs there. */
-  assign(accountId: number, endpoint: string, externalUserId: string): Assignment | undefined {
+  /**
+   * The arm serving this end user on this endpoint, if an experiment runs there. Without an end user (a
+   * listing called without `external_user_id`) there is nothing to assign: the endpoint's usual answer.
+   */
+  assign(accountId: number, endpoint: string, externalUserId: string | undefined): Assignment | undefined {
     const running = this.byAccount.get(accountId)?.get(endpoint);
-    if (running === undefined) return undefined;
+    if (running === undefined || externalUserId === undefined) return undefined;
     const arm = assignArm(running.id, externalUserId, running.arms);
-    return { experimentId: running.id, arm: arm.name, overrides: arm.overrides ?? {} };
+    const assignment: Assignment = {
+      experimentId: running.id,
+      arm: arm.name,
+      overrides: arm.overrides ?? {},
+    };
+    if (arm.modelId !== undefined) assignment.modelId = arm.modelId;
+    return assignment;
+  }
+
+  /** The stored models (models.id) the account's running experiments pin: their artifacts must be kept. */
+  pinnedModels(accountId: number): readonly number[] {
+    return this.pinned.get(accountId) ?? [];
   }
 
   async refresh(): Promise<void> {
@@ -45,16 +67,42 @@ export class RunningExperiments {
       })
       .from(experiments)
       .where(eq(experiments.status, "running"));
-    const next = new Map<number, Map<string, { id: number; arms: Arm[] }>>();
+    // Pinned versions are per account: the model ids serving them, in one small query.
+    const versions = rows.flatMap((row) =>
+      (row.variants as Arm[]).flatMap((arm) =>
+        arm.overrides?.model_version === undefined
+          ? []
+          : [{ accountId: row.accountId, version: arm.overrides.model_version }],
+      ),
+    );
+    const modelIds = new Map<string, number>();
+    if (versions.length > 0) {
+      const found = await this.database.rows<{ account_id: number; version: number; id: number }>(sql`
+        select m.account_id, m.version, m.id
+        from unnest(${numberArray(versions.map((v) => v.accountId))}::int[],
+                    ${numberArray(versions.map((v) => v.version))}::int[]) as p(a, v)
+        join models m on m.account_id = p.a and m.version = p.v`);
+      for (const row of found) modelIds.set(`${row.account_id}:${row.version}`, Number(row.id));
+    }
+    const next = new Map<number, Map<string, { id: number; arms: RunningArm[] }>>();
+    const pinned = new Map<number, number[]>();
     for (const row of rows) {
       let endpoints = next.get(row.accountId);
       if (endpoints === undefined) {
         endpoints = new Map();
         next.set(row.accountId, endpoints);
       }
-      endpoints.set(row.endpoint, { id: row.id, arms: row.variants as Arm[] });
+      const arms = (row.variants as Arm[]).map((arm): RunningArm => {
+        const version = arm.overrides?.model_version;
+        const modelId = version === undefined ? undefined : modelIds.get(`${row.accountId}:${version}`);
+        if (modelId === undefined) return arm;
+        pinned.set(row.accountId, [...(pinned.get(row.accountId) ?? []), modelId]);
+        return { ...arm, modelId };
+      });
+      endpoints.set(row.endpoint, { id: row.id, arms });
     }
     this.byAccount = next;
+    this.pinned = pinned;
   }
 
   async start(): Promise<void> {

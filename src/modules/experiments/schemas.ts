@@ -2,19 +2,45 @@ import { t } from "elysia";
 import { GroupMetrics } from "../analytics/schemas";
 import { ModelVariant, RecommendationGoal, Strategy } from "../recommendations/schemas";
 
-/** Endpoints an experiment can run on: the overrides act on the personalised query's parameters. */
-export const EXPERIMENT_ENDPOINTS = ["personalized/query"] as const;
-export type ExperimentEndpoint = (typeof EXPERIMENT_ENDPOINTS)[number];
+/**
+ * The endpoints an experiment can run on, named as in the analytics report, each with the overrides that act
+ * on it: the personalised query takes its request parameters, the presets the diversity re-ranking, and every
+ * endpoint a pinned model version (the listings rank with the model too: similarity, trained popularity).
+ */
+export const ENDPOINT_OVERRIDES = {
+  "personalized/query": ["strategy", "recommendation_goal", "model_variant", "model_version"],
+  "ecommerce/homepage": ["model_variant", "model_version"],
+  "ecommerce/product-page": ["model_variant", "model_version"],
+  "ecommerce/cart": ["model_variant", "model_version"],
+  "ecommerce/checkout": ["model_variant", "model_version"],
+  "products/similar": ["model_version"],
+  category: ["model_version"],
+} as const satisfies Record<string, readonly string[]>;
+export type ExperimentEndpoint = keyof typeof ENDPOINT_OVERRIDES;
+export const EXPERIMENT_ENDPOINTS = Object.keys(ENDPOINT_OVERRIDES) as ExperimentEndpoint[];
 
 export const ArmOverrides = t.Object(
   {
     strategy: t.Optional(Strategy),
     recommendation_goal: t.Optional(RecommendationGoal),
     model_variant: t.Optional(ModelVariant),
+    model_version: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description:
+          "Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), " +
+          "published or not, instead of the published one. It must exist and its artifact must still be " +
+          "stored (422 otherwise); while the experiment runs it is kept.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: "Request parameters this arm sets (they replace what the request sends).",
+    description:
+      "What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; " +
+      "ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another " +
+      "override for the endpoint is a 422. Request parameters an arm sets replace what the request sends.",
   },
 );
 export type ArmOverrides = typeof ArmOverrides.static;
@@ -38,7 +64,11 @@ export const ExperimentCreate = t.Object(
     name: t.String({ minLength: 1, maxLength: 200 }),
     endpoint: t.Union(
       EXPERIMENT_ENDPOINTS.map((e) => t.Literal(e)),
-      { description: "The endpoint whose answers the experiment varies." },
+      {
+        description:
+          "The endpoint whose answers the experiment varies: personalized/query, ecommerce/homepage, " +
+          "ecommerce/product-page, ecommerce/cart, ecommerce/checkout, products/similar or category.",
+      },
     ),
     variants: t.Array(Arm, {
       minItems: 2,

@@ -111,6 +111,7 @@ export function recommendationsModule(deps: AppDeps) {
             sortBy: query.sort_by,
             skip: query.skip,
             limit: query.limit,
+            externalUserId: query.external_user_id,
           },
         }),
       { auth, params: CategoryParams, query: CategoryQuery, response, detail: categoryDetail },
@@ -126,6 +127,7 @@ export function recommendationsModule(deps: AppDeps) {
             sortBy: query.sort_by,
             skip: query.skip,
             limit: query.limit,
+            externalUserId: query.external_user_id,
           },
         }),
       {
@@ -148,6 +150,7 @@ export function recommendationsModule(deps: AppDeps) {
             limit: query.limit,
             includeExplanation: query.include_explanation,
             explanationLevel: query.explanation_level,
+            externalUserId: query.external_user_id,
           },
         }),
       {

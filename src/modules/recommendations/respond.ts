@@ -89,13 +89,15 @@ export function answerLabels(
 
 /**
  * Names, logs and counts the answer, and returns its body. The id (and the experiment arm that served it, if
- * any) is spliced into the page's JSON text (made once with the page) rather than serialising the body again.
+ * any, with the version of the model that ranked it) is spliced into the page's JSON text (made once with the
+ * page) rather than serialising the body again.
  */
 export function respond(
   deps: RespondDeps,
   accountId: number,
   page: RenderedPage,
   labels: AnswerLabels = answerLabels(page.endpoint),
+  modelVersion: number | null = null,
 ): RecommendationPage {
   const recommendationId = crypto.randomUUID();
   if (page.itemIds.length > 0) {
@@ -115,7 +117,7 @@ export function respond(
       jsonOfBody.set(body, `${json.slice(0, -1)},"recommendationId":"${recommendationId}"}`);
     return body;
   }
-  const experiment = { id: labels.experimentId, variant: labels.experimentArm ?? "" };
+  const experiment = { id: labels.experimentId, variant: labels.experimentArm ?? "", modelVersion };
   const body: RecommendationPage = { ...page.body, recommendationId, experiment };
   if (json !== undefined) {
     jsonOfBody.set(

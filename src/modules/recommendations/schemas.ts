@@ -138,8 +138,20 @@ export const RecommendationPage = t.Object(
     }),
     experiment: t.Optional(
       t.Object(
-        { id: JsonInteger(), variant: t.String() },
-        { description: "The experiment and arm that served this answer, when one runs on the endpoint." },
+        {
+          id: JsonInteger(),
+          variant: t.String(),
+          modelVersion: t.Union([JsonInteger(), t.Null()], {
+            description:
+              "Version of the model that ranked this answer (the arm's pinned `model_version`, else the " +
+              "published model's); null when the account has no model to rank with.",
+          }),
+        },
+        {
+          description:
+            "The experiment and arm that served this answer, when one runs on the endpoint and the request " +
+            "was assigned to an arm.",
+        },
       ),
     ),
   },
@@ -151,6 +163,16 @@ export type RankedBody = Omit<RecommendationPage, "recommendationId">;
 
 /** Paging of the category and similar listings (the use cases apply the same defaults). */
 const ListingPageQuery = {
+  external_user_id: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        "The end user the listing is shown to, when known: only assigns them to the arm of an A/B experiment " +
+        "running on this endpoint (the listing itself is the same for everyone). Without it the listing is " +
+        "served as usual, outside any experiment.",
+    }),
+  ),
   skip: t.Optional(t.Integer({ minimum: 0, default: 0, description: "Offset, default 0." })),
   limit: t.Optional(
     t.Integer({

@@ -9,6 +9,7 @@ import type { ApiKeyCreated, ApiKeyCreateInput, ApiKeyMetadataOutput } from "../
 import type { LoginResponse, RegisterInput, RegisterResponse } from "../../modules/auth/schemas";
 import type { BillingSessionType } from "../../modules/billing/schemas";
 import type { EndUser, EndUserExport, ErasureResult } from "../../modules/end-users/schemas";
+import type { Experiment, ExperimentList, ExperimentResults } from "../../modules/experiments/schemas";
 import type { BatchAccepted, BatchJobStatus, BatchRequest } from "../../modules/ingestion/schemas";
 import type { Interaction } from "../../modules/interactions/schemas";
 import type { PlanTableType } from "../../modules/plans/schemas";
@@ -32,6 +33,8 @@ export type {
   EndUser,
   EndUserExport,
   ErasureResult,
+  Experiment,
+  ExperimentResults,
   Grouping,
   Interaction,
   MetricsReport,
@@ -235,6 +238,11 @@ export const api = {
   /** Online results: impressions, clicks, carts, purchases and their rates over the last 30 days. */
   recommendationMetrics: (groupBy: Grouping) =>
     call<MetricsReport>("GET", "/analytics/recommendations", { query: { group_by: groupBy } }),
+
+  /** A/B experiments, newest first; one's per-arm results and sequential verdict; stopping one. */
+  experiments: () => call<Static<typeof ExperimentList>>("GET", "/experiments/"),
+  experimentResults: (id: number) => call<ExperimentResults>("GET", `/experiments/${id}/results`),
+  stopExperiment: (id: number) => call<Experiment>("POST", `/experiments/${id}/stop`),
 
   sandboxStatus: () => call<SandboxStatusType>("GET", "/sandbox/status"),
   quickStart: () => call<QuickStartResultType>("POST", "/sandbox/quick-start"),

@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Start an A/B experiment
-         * @description Splits the end users of an endpoint (now `personalized/query`) into arms by hashing (experiment id, external user id): a user keeps their arm on every request and in every process. Each arm's `overrides` (strategy, recommendation_goal, model_variant) replace those request parameters; a request that sends `model_variant` itself is served as asked, outside the experiment. Answers name their arm in `experiment: {id, variant}`. One running experiment per endpoint (409 otherwise). Takes effect in this process at once, in others within 5 seconds. Secret API key or user JWT; publishable keys answer 403.
+         * @description Splits the end users of an endpoint (personalized/query, an ecommerce preset, products/similar or category) into arms by hashing (experiment id, external user id): a user keeps their arm on every request and in every process. The listings name no end user: they are assigned when called with `external_user_id`, and served as usual, outside the experiment, without it. Each arm's `overrides` apply to its answers: the personalised query's strategy, recommendation_goal and model_variant, the presets' model_variant, and on every endpoint a pinned `model_version` (a stored model of the account, published or not, from GET /api/v1/pipeline/models) that ranks the arm's answers while everyone else keeps the published model. An override that does not act on the endpoint, an unknown version or one whose artifact is no longer stored is a 422 naming the arm. A personalised request that sends `model_variant` itself is served as asked, outside the experiment. Answers name their arm and the model version that ranked them in `experiment: {id, variant, modelVersion}`. One running experiment per endpoint (409 otherwise). Takes effect in this process at once, in others within 5 seconds. Secret API key or user JWT; publishable keys answer 403.
          */
         post: operations["postApiV1Experiments"];
         delete?: never;
@@ -6432,10 +6432,12 @@ export interface operations {
                             stoppedAt: string | null;
                             variants: {
                                 name: string;
-                                /** @description Request parameters this arm sets (they replace what the request sends). */
+                                /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                                 overrides?: {
                                     /** @enum {string} */
                                     model_variant?: "standard" | "diverse";
+                                    /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                                    model_version?: number;
                                     /** @enum {string} */
                                     recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                                     /** @enum {string} */
@@ -6559,11 +6561,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * @description The endpoint whose answers the experiment varies.
-                     * @constant
-                     */
-                    endpoint: "personalized/query";
+                    /** @enum {string} */
+                    endpoint: "personalized/query" | "ecommerce/homepage" | "ecommerce/product-page" | "ecommerce/cart" | "ecommerce/checkout" | "products/similar" | "category";
                     /**
                      * @description Smallest relative difference worth finding (0.1 = ±10% of the control's rate); sets the sequential test's sensitivity and when it says no difference is detectable.
                      * @default 0.1
@@ -6573,10 +6572,12 @@ export interface operations {
                     /** @description The arms, the first one the control; names unique, traffic shares summing to 1. */
                     variants: {
                         name: string;
-                        /** @description Request parameters this arm sets (they replace what the request sends). */
+                        /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                         overrides?: {
                             /** @enum {string} */
                             model_variant?: "standard" | "diverse";
+                            /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                            model_version?: number;
                             /** @enum {string} */
                             recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                             /** @enum {string} */
@@ -6608,10 +6609,12 @@ export interface operations {
                         stoppedAt: string | null;
                         variants: {
                             name: string;
-                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                             overrides?: {
                                 /** @enum {string} */
                                 model_variant?: "standard" | "diverse";
+                                /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                                model_version?: number;
                                 /** @enum {string} */
                                 recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                                 /** @enum {string} */
@@ -6654,6 +6657,25 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description CONFLICT: the record already exists or the request contradicts the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "CONFLICT";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -6818,10 +6840,12 @@ export interface operations {
                         stoppedAt: string | null;
                         variants: {
                             name: string;
-                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                             overrides?: {
                                 /** @enum {string} */
                                 model_variant?: "standard" | "diverse";
+                                /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                                model_version?: number;
                                 /** @enum {string} */
                                 recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                                 /** @enum {string} */
@@ -6864,6 +6888,25 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -7062,10 +7105,12 @@ export interface operations {
                             stoppedAt: string | null;
                             variants: {
                                 name: string;
-                                /** @description Request parameters this arm sets (they replace what the request sends). */
+                                /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                                 overrides?: {
                                     /** @enum {string} */
                                     model_variant?: "standard" | "diverse";
+                                    /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                                    model_version?: number;
                                     /** @enum {string} */
                                     recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                                     /** @enum {string} */
@@ -7113,6 +7158,25 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -7239,10 +7303,12 @@ export interface operations {
                         stoppedAt: string | null;
                         variants: {
                             name: string;
-                            /** @description Request parameters this arm sets (they replace what the request sends). */
+                            /** @description What this arm changes. personalized/query: strategy, recommendation_goal, model_variant, model_version; ecommerce/*: model_variant, model_version; products/similar and category: model_version. Another override for the endpoint is a 422. Request parameters an arm sets replace what the request sends. */
                             overrides?: {
                                 /** @enum {string} */
                                 model_variant?: "standard" | "diverse";
+                                /** @description Serve this arm with a stored model of the account (its `version` in GET /api/v1/pipeline/models), published or not, instead of the published one. It must exist and its artifact must still be stored (422 otherwise); while the experiment runs it is kept. */
+                                model_version?: number;
                                 /** @enum {string} */
                                 recommendation_goal?: "user_engagement" | "conversion" | "revenue" | "discovery";
                                 /** @enum {string} */
@@ -7285,6 +7351,25 @@ export interface operations {
                          * @enum {string}
                          */
                         errorCode: "FORBIDDEN" | "SUBSCRIPTION_INACTIVE" | "EMAIL_NOT_VERIFIED" | "INSUFFICIENT_SCOPE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such record in this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "NOT_FOUND";
                         /** @description What went wrong, in words */
                         message: string;
                         /** @description The X-Request-Id of the request, to give to support */
@@ -10821,6 +10906,7 @@ export interface operations {
     getApiV1RecommendationsCategoryByCategory: {
         parameters: {
             query?: {
+                external_user_id?: string;
                 limit?: number;
                 skip?: number;
                 sort_by?: "popularity" | "rating" | "price_asc" | "price_desc";
@@ -10840,9 +10926,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -11017,9 +11105,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -11232,9 +11322,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -11445,9 +11537,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -11660,9 +11754,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -11928,9 +12024,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {
@@ -12279,6 +12377,7 @@ export interface operations {
         parameters: {
             query?: {
                 explanation_level?: "simple" | "detailed";
+                external_user_id?: string;
                 include_explanation?: boolean;
                 limit?: number;
                 skip?: number;
@@ -12298,9 +12397,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The experiment and arm that served this answer, when one runs on the endpoint. */
+                        /** @description The experiment and arm that served this answer, when one runs on the endpoint and the request was assigned to an arm. */
                         experiment?: {
                             id: number;
+                            /** @description Version of the model that ranked this answer (the arm's pinned `model_version`, else the published model's); null when the account has no model to rank with. */
+                            modelVersion: number | null;
                             variant: string;
                         };
                         items: {

@@ -23,6 +23,9 @@ export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;
   /** The snapshot already in memory, or undefined (never loads). */
   peekSnapshot(accountId: number): Snapshot | undefined;
+  /** A stored model's snapshot (an experiment arm's pinned version), loading it on first use. */
+  getModelSnapshot(accountId: number, modelId: number): Promise<Snapshot | undefined>;
+  peekModelSnapshot(accountId: number, modelId: number): Snapshot | undefined;
 }
 
 /** What a request ranks over (see `servingState`). */
@@ -78,35 +81,59 @@ export class RecommendationService {
   /**
    * What a request ranks over, and the end user's history when one is named: at once when both are in memory
    * (the tenant's snapshot after its first request, a returning user), else a promise that loads them
-   * together. Use cases answer a plain value without waiting a turn.
+   * together. Use cases answer a plain value without waiting a turn. `modelId` (an experiment arm's pinned
+   * model) ranks with that stored model, or the published one when it cannot be loaded.
    */
-  servingState(accountId: number): ServingState | Promise<ServingState>;
-  servingState(accountId: number, externalUserId: string): UserServingState | Promise<UserServingState>;
-  servingState(accountId: number, externalUserId?: string): ServingState | Promise<ServingState> {
-    const view = this.viewNow(accountId);
+  servingState(
+    accountId: number,
+    externalUserId?: undefined,
+    modelId?: number,
+  ): ServingState | Promise<ServingState>;
+  servingState(
+    accountId: number,
+    externalUserId: string,
+    modelId?: number,
+  ): UserServingState | Promise<UserServingState>;
+  servingState(
+    accountId: number,
+    externalUserId?: string,
+    modelId?: number,
+  ): ServingState | Promise<ServingState> {
+    const view = this.viewNow(accountId, modelId);
     if (externalUserId === undefined) {
-      return view !== undefined ? { view } : this.view(accountId).then((loaded) => ({ view: loaded }));
+      return view !== undefined
+        ? { view }
+        : this.view(accountId, modelId).then((loaded) => ({ view: loaded }));
     }
     const history = view && this.histories.loaded(accountId, externalUserId);
     if (view !== undefined && history !== undefined) return { view, history };
-    return Promise.all([this.view(accountId), this.histories.get(accountId, externalUserId)]).then(
+    return Promise.all([this.view(accountId, modelId), this.histories.get(accountId, externalUserId)]).then(
       ([loaded, loadedHistory]) => ({ view: loaded, history: loadedHistory }),
     );
   }
 
-  /** What a request ranks over: the published model's snapshot, else the product rows. */
-  async view(accountId: number): Promise<ServingView> {
-    const snapshot = await this.snapshots?.getSnapshot(accountId);
+  /**
+   * What a request ranks over: the published model's snapshot, else the product rows. `modelId` (an
+   * experiment arm's pinned model) ranks with that stored model instead, or the published one when it cannot
+   * be loaded; the view's snapshot says which served.
+   */
+  async view(accountId: number, modelId?: number): Promise<ServingView> {
+    const snapshot =
+      (modelId === undefined ? undefined : await this.snapshots?.getModelSnapshot(accountId, modelId)) ??
+      (await this.snapshots?.getSnapshot(accountId));
     if (snapshot !== undefined) return snapshotView(snapshot, this.database, this.tuning);
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 
   /**
-   * The view without waiting when the account's published snapshot is in memory (every request after its
-   * first); undefined otherwise, and `view` then loads what is needed.
+   * The view without waiting when the account's published snapshot (or the pinned model's) is in memory
+   * (every request after its first); undefined otherwise, and `view` then loads what is needed.
    */
-  viewNow(accountId: number): ServingView | undefined {
-    const snapshot = this.snapshots?.peekSnapshot(accountId);
+  viewNow(accountId: number, modelId?: number): ServingView | undefined {
+    const snapshot =
+      modelId === undefined
+        ? this.snapshots?.peekSnapshot(accountId)
+        : this.snapshots?.peekModelSnapshot(accountId, modelId);
     return snapshot === undefined ? undefined : snapshotView(snapshot, this.database, this.tuning);
   }
 

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import type { TenantContext } from "../../../http/tenant";
+import type { RunningExperiments } from "../../experiments/running";
 import type { RespondDeps } from "../respond";
-import { renderPage, respond } from "../respond";
+import { answerLabels, renderPage, respond } from "../respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage } from "../schemas";
 import type { ExtraProduct } from "../serving/catalogue-extras";
 import { POPULARITY_SQL } from "../serving/catalogue-loader";
@@ -16,6 +17,7 @@ import type { ServingView } from "../serving/signals";
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {
   readonly database: Database;
+  readonly experiments: RunningExperiments;
   readonly recommendations: RecommendationService;
 }
 
@@ -26,6 +28,8 @@ export interface CategoryInput {
   sortBy?: CategorySort;
   skip?: number;
   limit?: number;
+  /** Only assigns an experiment arm; the listing does not depend on the end user. */
+  externalUserId?: string | undefined;
 }
 
 interface Row {
@@ -65,18 +69,28 @@ export function listCategory({
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
   const request = { category, sortBy, skip, limit };
   const service = deps.recommendations;
+  const assignment = deps.experiments.assign(ctx.accountId, ENDPOINT, input.externalUserId);
+  const modelId = assignment?.modelId;
+  const labels =
+    assignment === undefined
+      ? answerLabels(ENDPOINT)
+      : answerLabels(ENDPOINT, null, null, { id: assignment.experimentId, arm: assignment.arm });
   // With a model in memory and its newer products known, no waiting (and often the page cache).
-  const view = service.viewNow(ctx.accountId);
+  const view = service.viewNow(ctx.accountId, modelId);
   const newer = view?.snapshot && service.extras.loaded(view.snapshot);
-  if (view !== undefined && newer !== undefined) return fromSnapshot(ctx, deps, view, newer, request);
+  if (view !== undefined && newer !== undefined) {
+    return fromSnapshot(ctx, deps, view, newer, request, labels);
+  }
   return (async () => {
-    const view = await service.view(ctx.accountId);
+    const view = await service.view(ctx.accountId, modelId);
     if (view.snapshot !== undefined) {
-      return fromSnapshot(ctx, deps, view, await service.extras.get(view.snapshot), request);
+      return fromSnapshot(ctx, deps, view, await service.extras.get(view.snapshot), request, labels);
     }
-    return fromProductRows(ctx, deps, request);
+    return fromProductRows(ctx, deps, request, labels);
   })();
 }
+
+type Labels = ReturnType<typeof answerLabels>;
 
 interface CategoryRequest {
   category: string;
@@ -92,9 +106,15 @@ function fromSnapshot(
   view: ServingView,
   newer: readonly ExtraProduct[],
   { category, sortBy, skip, limit }: CategoryRequest,
+  labels: Labels,
 ): RecommendationPage {
   const service = deps.recommendations;
-  const key = PageCache.key(ctx.accountId, "", ENDPOINT, `${sortBy}|${skip}|${limit}|${category}`);
+  const key = PageCache.key(
+    ctx.accountId,
+    "",
+    ENDPOINT,
+    `${view.snapshot?.modelId}|${sortBy}|${skip}|${limit}|${category}`,
+  );
   const inputs = { history: null, view, tuning: service.tuning, newer };
   const page = cachedPage(service.pages, key, inputs, () =>
     renderPage(
@@ -105,7 +125,7 @@ function fromSnapshot(
       limit,
     ),
   );
-  return respond(deps, ctx.accountId, page);
+  return respond(deps, ctx.accountId, page, labels, view.snapshot?.version ?? null);
 }
 
 const ENDPOINT = "category";
@@ -115,6 +135,7 @@ async function fromProductRows(
   ctx: TenantContext,
   deps: Deps,
   { category, sortBy, skip, limit }: CategoryRequest,
+  labels: Labels,
 ): Promise<RecommendationPage> {
   // The byte range [c/, c0) is every sub-category path ('0' follows '/'), served by the category index.
   const rows = await deps.database.rows<Row>(sql`
@@ -150,5 +171,6 @@ async function fromProductRows(
       source: "popular",
     };
   });
-  return respond(deps, ctx.accountId, renderPage(ENDPOINT, null, { items, total }, skip, limit));
+  const page = renderPage(ENDPOINT, null, { items, total }, skip, limit);
+  return respond(deps, ctx.accountId, page, labels);
 }

@@ -1,12 +1,13 @@
 import type { Database } from "../../../db/client";
 import type { TenantContext } from "../../../http/tenant";
 import { notFound } from "../../../shared/errors";
+import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
 import type { ExplanationLevel } from "../ranking/explanations";
 import { rank } from "../ranking/rank";
 import { sourceLabels } from "../ranking/strategy";
 import type { RespondDeps } from "../respond";
-import { renderPage, respond } from "../respond";
+import { answerLabels, renderPage, respond } from "../respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
 import { noHistory, type UserHistory } from "../serving/history-cache";
 import { PageCache } from "../serving/page-cache";
@@ -16,6 +17,7 @@ import type { ServingView } from "../serving/signals";
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {
   readonly database: Database;
+  readonly experiments: RunningExperiments;
   readonly recommendations: RecommendationService;
 }
 
@@ -25,6 +27,8 @@ export interface SimilarInput {
   limit?: number;
   includeExplanation?: boolean;
   explanationLevel?: ExplanationLevel;
+  /** Only assigns an experiment arm; the answer does not depend on the end user. */
+  externalUserId?: string | undefined;
 }
 
 /** Similar items are nobody's in particular: one shared empty history (the ranker memoises per history). */
@@ -46,22 +50,25 @@ export function listSimilar({
   input: SimilarInput;
 }): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
+  const assignment = deps.experiments.assign(ctx.accountId, ENDPOINT, input.externalUserId);
+  const modelId = assignment?.modelId;
   // A product of a tenant in memory is answered without waiting (and often from the page cache).
-  const state = service.servingState(ctx.accountId);
+  const state = service.servingState(ctx.accountId, undefined, modelId);
   const item = state instanceof Promise ? undefined : liveItem(state.view, input.externalProductId);
-  if (!(state instanceof Promise) && item !== undefined)
-    return answer(ctx, deps, input, state.view, item, true);
+  if (!(state instanceof Promise) && item !== undefined) {
+    return answer(ctx, deps, input, state.view, item, true, assignment);
+  }
   return (async () => {
     let view: ServingView = (await state).view;
     let item = liveItem(view, input.externalProductId);
-    if (item !== undefined) return answer(ctx, deps, input, view, item, true);
+    if (item !== undefined) return answer(ctx, deps, input, view, item, true, assignment);
     // A product created after the model was trained is not in the snapshot: rank it over the product rows.
     const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.externalProductId);
     if (row === undefined) throw notFound("Product");
     view = { table: await service.catalogue.get(ctx.accountId), signals: null };
     item = view.table.indexOf.get(input.externalProductId);
     if (item === undefined) throw notFound("Product");
-    return answer(ctx, deps, input, view, item, false);
+    return answer(ctx, deps, input, view, item, false, assignment);
   })();
 }
 
@@ -78,13 +85,26 @@ function answer(
   view: ServingView,
   item: number,
   cacheable: boolean,
+  assignment: Assignment | undefined,
 ): RecommendationPage {
   const service = deps.recommendations;
-  const key = PageCache.key(ctx.accountId, "", ENDPOINT, JSON.stringify(input));
+  const labels =
+    assignment === undefined
+      ? answerLabels(ENDPOINT)
+      : answerLabels(ENDPOINT, null, null, { id: assignment.experimentId, arm: assignment.arm });
+  const modelVersion = view.snapshot?.version ?? null;
+  // Not keyed by the end user: the listing is everyone's (the user only picks the arm, hence the model).
+  const { externalUserId: _, ...request } = input;
+  const key = PageCache.key(
+    ctx.accountId,
+    "",
+    ENDPOINT,
+    `${view.snapshot?.modelId}|${JSON.stringify(request)}`,
+  );
   const inputs = { history: null, view, tuning: service.tuning };
   if (cacheable) {
     const hit = service.pages.get(key, inputs);
-    if (hit !== undefined) return respond(deps, ctx.accountId, hit);
+    if (hit !== undefined) return respond(deps, ctx.accountId, hit, labels, modelVersion);
   }
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
@@ -111,7 +131,7 @@ function answer(
   });
   const page = renderPage(ENDPOINT, null, ranked, skip, limit);
   if (cacheable) service.pages.offer(key, inputs, page);
-  return respond(deps, ctx.accountId, page);
+  return respond(deps, ctx.accountId, page, labels, modelVersion);
 }
 
 const ENDPOINT = "products/similar";

@@ -36,15 +36,15 @@ export function queryPersonalized({
   deps: Deps;
   input: PersonalizedQuery;
 }): RecommendationPage | Promise<RecommendationPage> {
-  // A running experiment's arm sets its parameters; a request naming its own model variant is served as
-  // asked, outside the experiment.
+  // A running experiment's arm sets its parameters (a pinned model version among them, which also keys the
+  // page cache); a request naming its own model variant is served as asked, outside the experiment.
   const assignment =
     input.model_variant === undefined
       ? deps.experiments.assign(ctx.accountId, ENDPOINT, input.external_user_id)
       : undefined;
   if (assignment !== undefined) input = { ...input, ...assignment.overrides };
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const state = deps.recommendations.servingState(ctx.accountId, input.external_user_id);
+  const state = deps.recommendations.servingState(ctx.accountId, input.external_user_id, assignment?.modelId);
   if (!(state instanceof Promise) && !needsAttributes(input.filters)) {
     return answer(ctx, deps, input, state.view, state.history, [], assignment);
   }
@@ -118,7 +118,7 @@ function answer(
     input.model_variant ?? "standard",
     assignment === undefined ? null : { id: assignment.experimentId, arm: assignment.arm },
   );
-  return respond(deps, ctx.accountId, page, labels);
+  return respond(deps, ctx.accountId, page, labels, view.snapshot?.version ?? null);
 }
 
 const ENDPOINT = "personalized/query";

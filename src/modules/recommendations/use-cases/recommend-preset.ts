@@ -1,12 +1,13 @@
 import type { Database } from "../../../db/client";
 import type { TenantContext } from "../../../http/tenant";
 import { notFound } from "../../../shared/errors";
+import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
 import { explanationLevelFor } from "../ranking/explanations";
 import { rank } from "../ranking/rank";
 import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "../ranking/strategy";
 import type { RespondDeps } from "../respond";
-import { renderPage, respond } from "../respond";
+import { answerLabels, renderPage, respond } from "../respond";
 import type { PresetBody, RecommendationPage } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import type { ItemTable } from "../serving/item-table";
@@ -18,6 +19,7 @@ import { recentAnchors } from "./query-personalized";
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {
   readonly database: Database;
+  readonly experiments: RunningExperiments;
   readonly recommendations: RecommendationService;
 }
 
@@ -51,10 +53,20 @@ export function recommendPreset({
   deps: Deps;
   input: PresetInput;
 }): RecommendationPage | Promise<RecommendationPage> {
+  // A running experiment's arm may pin a model version and ask for the diverse re-ranking.
+  const assignment = deps.experiments.assign(
+    ctx.accountId,
+    `ecommerce/${input.preset}`,
+    input.body.external_user_id,
+  );
   // A returning user of a tenant in memory is answered without waiting (and often from the page cache).
-  const state = deps.recommendations.servingState(ctx.accountId, input.body.external_user_id);
+  const state = deps.recommendations.servingState(
+    ctx.accountId,
+    input.body.external_user_id,
+    assignment?.modelId,
+  );
   if (!(state instanceof Promise) && !outsideTable(state.view.table, input)) {
-    return answer(ctx, deps, input, state.view, state.history);
+    return answer(ctx, deps, input, state.view, state.history, assignment);
   }
   return (async () => {
     const { view, history } = await state;
@@ -63,7 +75,7 @@ export function recommendPreset({
       const [row] = await productLookupQuery(deps.database.db, ctx.accountId, input.currentProductId!);
       if (row === undefined) throw notFound("Product");
     }
-    return answer(ctx, deps, input, view, history);
+    return answer(ctx, deps, input, view, history, assignment);
   })();
 }
 
@@ -88,21 +100,39 @@ function answer(
   input: PresetInput,
   view: ServingView,
   history: UserHistory,
+  assignment: Assignment | undefined,
 ): RecommendationPage {
   const service = deps.recommendations;
   const { table, signals } = view;
   const endpoint = `ecommerce/${input.preset}`;
   const explanation = input.preset === "homepage" ? null : explanationLevelFor(ctx, "simple");
+  const diverse = assignment?.overrides.model_variant === "diverse";
+  const labels =
+    assignment === undefined
+      ? answerLabels(endpoint)
+      : answerLabels(endpoint, null, assignment.overrides.model_variant ?? null, {
+          id: assignment.experimentId,
+          arm: assignment.arm,
+        });
+  const modelVersion = view.snapshot?.version ?? null;
   // The level is part of the key: a page explained for a secret key must never reach a publishable one.
   const key = PageCache.key(
     ctx.accountId,
     input.body.external_user_id,
     endpoint,
-    JSON.stringify([input.body, input.currentProductId, input.cartItems, input.orderValue, explanation]),
+    JSON.stringify([
+      input.body,
+      input.currentProductId,
+      input.cartItems,
+      input.orderValue,
+      explanation,
+      diverse,
+      view.snapshot?.modelId,
+    ]),
   );
   const inputs = { history, view, tuning: service.tuning };
   const hit = service.pages.get(key, inputs);
-  if (hit !== undefined) return respond(deps, ctx.accountId, hit);
+  if (hit !== undefined) return respond(deps, ctx.accountId, hit, labels, modelVersion);
   const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
   const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
 
@@ -136,7 +166,7 @@ function answer(
     history,
     weights: presetWeights(input.preset, hasHistory, view.signals?.tuned ?? null),
     goal: input.preset === "checkout" ? "conversion" : "user_engagement",
-    diverse: false,
+    diverse,
     sourceItems,
     complementAnchors,
     exclude,
@@ -155,5 +185,5 @@ function answer(
   });
   const page = renderPage(endpoint, history.endUserId, ranked, 0, limit);
   if (cacheable) service.pages.offer(key, inputs, page);
-  return respond(deps, ctx.accountId, page);
+  return respond(deps, ctx.accountId, page, labels, modelVersion);
 }

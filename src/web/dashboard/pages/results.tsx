@@ -1,6 +1,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { api, type Grouping, type MetricsReport } from "../api";
 import { ErrorNote, LineChart, Loading, useAsync } from "../ui";
+import { ExperimentsSection } from "./experiments";
 
 const GROUPINGS: { value: Grouping; label: string }[] = [
   { value: "endpoint", label: "Endpoint" },
@@ -75,6 +76,7 @@ export function ResultsPage() {
         )}
       </section>
       {daily.data !== undefined && daily.data.groups.length > 1 && <DailyRates report={daily.data} />}
+      <ExperimentsSection />
     </>
   );
 }

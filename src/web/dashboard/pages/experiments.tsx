@@ -1,0 +1,158 @@
+import { useState } from "preact/hooks";
+import { api, type Experiment, type ExperimentResults } from "../api";
+import { Confirm, ErrorNote, formatDate, Loading, useAction, useAsync } from "../ui";
+
+type Comparison = ExperimentResults["comparisons"][number];
+
+const percent = (value: number): string => `${(value * 100).toFixed(2)}%`;
+const signedPercent = (value: number): string => `${value >= 0 ? "+" : "−"}${percent(Math.abs(value))}`;
+
+/** "Sample size still needed": the results route caps an unknowable figure at the largest integer. */
+const UNKNOWN_NEEDED = 2147483647;
+const needed = (n: number): string =>
+  n === 0 ? "none (decided)" : n >= UNKNOWN_NEEDED ? "not yet estimable" : `${n.toLocaleString()} per arm`;
+
+const METRIC_LABEL: Record<string, string> = {
+  ctr: "click-through rate",
+  add_to_cart: "add-to-cart rate",
+  conversion: "conversion rate",
+  revenue: "revenue per impression",
+};
+
+const overridesText = (arm: Experiment["variants"][number]): string => {
+  const entries = Object.entries(arm.overrides ?? {});
+  return entries.length === 0 ? "as usual" : entries.map(([key, value]) => `${key} ${value}`).join(", ");
+};
+
+/** The account's A/B experiments on the Online results page, newest first. */
+export function ExperimentsSection() {
+  const list = useAsync(() => api.experiments(), []);
+  return (
+    <section class="card" aria-labelledby="experiments-title">
+      <h2 id="experiments-title">Experiments</h2>
+      <p class="muted">
+        Each arm's metric against the control (the first arm). The sequential test may be read as often as you
+        like without raising false positives; its verdict is "keep running" until the data decide.
+      </p>
+      <ErrorNote error={list.error} />
+      {list.data === undefined ? (
+        list.error === undefined && <Loading what="experiments" />
+      ) : list.data.items.length === 0 ? (
+        <p>
+          No experiments yet. Start one with <code>POST /api/v1/experiments/</code> (see the README's "Online
+          evaluation").
+        </p>
+      ) : (
+        list.data.items.map((experiment) => (
+          <ExperimentCard key={experiment.id} experiment={experiment} onChanged={list.reload} />
+        ))
+      )}
+    </section>
+  );
+}
+
+function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onChanged: () => void }) {
+  const results = useAsync(() => api.experimentResults(experiment.id), [experiment.id, experiment.status]);
+  const [confirming, setConfirming] = useState(false);
+  const stop = useAction(api.stopExperiment);
+  const titleId = `experiment-${experiment.id}`;
+  return (
+    <article
+      class="experiment"
+      data-testid="experiment"
+      data-status={experiment.status}
+      aria-labelledby={titleId}
+    >
+      <h3 id={titleId}>
+        {experiment.name} <span class="muted">on {experiment.endpoint}</span>
+      </h3>
+      <p>
+        <span class={`badge ${experiment.status}`}>{experiment.status}</span> since{" "}
+        {formatDate(experiment.createdAt)}
+        {experiment.stoppedAt !== null && <> · stopped {formatDate(experiment.stoppedAt)}</>}
+      </p>
+      <ErrorNote error={results.error ?? stop.error} />
+      {results.data === undefined ? (
+        results.error === undefined && <Loading what="results" />
+      ) : (
+        <ResultsTable experiment={experiment} results={results.data} />
+      )}
+      {experiment.status === "running" && (
+        <p class="row">
+          <button type="button" class="danger" disabled={stop.busy} onClick={() => setConfirming(true)}>
+            Stop experiment
+          </button>
+        </p>
+      )}
+      <Confirm
+        open={confirming}
+        title={`Stop "${experiment.name}"?`}
+        confirmLabel="Stop experiment"
+        onCancel={() => setConfirming(false)}
+        onConfirm={async () => {
+          setConfirming(false);
+          if ((await stop.run(experiment.id)) !== undefined) onChanged();
+        }}
+      >
+        Every end user gets the endpoint's usual answers again. The results stay readable here.
+      </Confirm>
+    </article>
+  );
+}
+
+function ResultsTable({ experiment, results }: { experiment: Experiment; results: ExperimentResults }) {
+  const byArm = new Map<string, Comparison>(results.comparisons.map((c) => [c.variant, c]));
+  const metric = METRIC_LABEL[results.metric] ?? results.metric;
+  return (
+    <>
+      <p data-testid="experiment-verdict">
+        Verdict on {metric}: <strong>{results.verdict}</strong>
+        {" · "}sample size still needed: {needed(results.impressionsNeeded)}
+      </p>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Arm</th>
+              <th scope="col">Traffic</th>
+              <th scope="col">Changes</th>
+              <th scope="col">Impressions</th>
+              <th scope="col">Click-through rate</th>
+              <th scope="col">Difference from control (95% interval)</th>
+              <th scope="col">Verdict</th>
+              <th scope="col">Still needed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {results.arms.map((arm, index) => {
+              const comparison = byArm.get(arm.variant);
+              const definition = experiment.variants.find((v) => v.name === arm.variant);
+              return (
+                <tr key={arm.variant} data-testid="experiment-arm">
+                  <th scope="row">
+                    {arm.variant}
+                    {index === 0 && <span class="muted"> (control)</span>}
+                  </th>
+                  <td>{percent(arm.traffic)}</td>
+                  <td>{definition === undefined ? "" : overridesText(definition)}</td>
+                  <td>{arm.impressions.toLocaleString()}</td>
+                  <td>
+                    {percent(arm.clickThroughRate.value)} ({percent(arm.clickThroughRate.low)}–
+                    {percent(arm.clickThroughRate.high)})
+                  </td>
+                  <td>
+                    {comparison === undefined
+                      ? "—"
+                      : `${signedPercent(comparison.difference)} (${signedPercent(comparison.interval.low)} to ${signedPercent(comparison.interval.high)})`}
+                  </td>
+                  <td>{comparison?.verdict ?? "—"}</td>
+                  <td>{comparison === undefined ? "—" : needed(comparison.impressionsNeeded)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
