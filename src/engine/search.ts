@@ -2,8 +2,8 @@ import { type EaseModel, easeScores } from "./ease";
 import {
   evaluateRanking,
   type HoldoutSplit,
-  heldOutSets,
   hashHoldoutSplit,
+  heldOutSets,
   type RankingMetrics,
 } from "./evaluate";
 import { chooseMinSupport, type FitConfig, fitAlsPart, fitEasePart, fitModel } from "./fit";

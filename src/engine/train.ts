@@ -11,7 +11,7 @@ import {
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
 import type { BlendWeights, Model } from "./model";
 import type { PopularityOptions } from "./popularity";
-import { scoreForUser } from "./ranking/personal";
+import { rankForUser } from "./ranking/personal";
 import { createRng } from "./rng";
 import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
 import type { Interactions, ItemMeta, ProgressFn } from "./types";
@@ -301,9 +301,11 @@ function evaluateModel(
       .map(([u]) => u)
       .sort((a, b) => a - b);
   }
-  const r = evaluateRanking(train, held, (u, out) => scoreForUser(model, userHistory(train, u), out), {
+  // Ranked as the route ranks (candidates included on large catalogues): the job reports what it serves.
+  const r = evaluateRanking(train, held, () => {}, {
     users,
     minUsers: MIN_EVALUABLE_USERS,
+    ranker: (u, k) => rankForUser(model, userHistory(train, u), k),
   });
   // The baseline is plain distinct-user counts on the training part, as in the published reference figures.
   const pop = itemSupport(train);

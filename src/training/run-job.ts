@@ -90,7 +90,10 @@ export async function runTrainingJob(
         events: data.events,
         items: data.items,
         // The hold-out is drawn by a hash of stable ids, so it does not depend on the order rows were read in.
-        options: { ...toEngineOptions(row.options), splitKeys: { users: data.endUserIds, items: data.productIds } },
+        options: {
+          ...toEngineOptions(row.options),
+          splitKeys: { users: data.endUserIds, items: data.productIds },
+        },
         published: published ?? null,
         artifact: {
           ids: {
