@@ -321,8 +321,14 @@ export function answerMetrics(
 
 function summaryParams(params: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!params) return {};
-  const { primary, lambda, blend, als } = params as Record<string, any>;
-  return { primary, lambda, blend, als: als ? { factors: als.factors, alpha: als.alpha } : undefined };
+  const { primary, lambda, easeUserExponent, blend, als } = params as Record<string, any>;
+  return {
+    primary,
+    lambda,
+    easeUserExponent,
+    blend,
+    als: als ? { factors: als.factors, alpha: als.alpha } : undefined,
+  };
 }
 
 /** The route's top 20 (external product ids, best first) per user, QUERY_CONCURRENCY requests at a time. */

@@ -10,6 +10,13 @@ export interface EaseOptions {
   keepPerRow: number;
   /** How X is formed from summed weights: 1/0 ("binary"), the weight itself, or log1p(weight). */
   values: "binary" | "weight" | "log";
+  /**
+   * Each user's row of X weighs |row|^−userExponent in the Gram (scaled so the mean user weight is 1, so λ
+   * keeps its meaning): with 0 every user counts alike, and a user with thousands of items adds millions of
+   * co-occurrences, most of them between items that merely share a very broad taste; above 0 such users
+   * count less than their size. Chosen on the validation split.
+   */
+  userExponent?: number;
   native: boolean;
 }
 
@@ -53,13 +60,20 @@ export function easeEligibleItems(ui: Csr, minSupport: number): Int32Array {
 }
 
 /** Gram XᵀX over the eligible items only (dense m×m, double), in O(Σ_u nnz_u²). */
-export function easeGram(ui: Csr, items: Int32Array, values: EaseOptions["values"]): Float64Array {
+export function easeGram(
+  ui: Csr,
+  items: Int32Array,
+  values: EaseOptions["values"],
+  userExponent = 0,
+): Float64Array {
   const m = items.length;
   const compact = new Int32Array(ui.nCols).fill(-1);
   for (let j = 0; j < m; j++) compact[items[j]!] = j;
   const g = new Float64Array(m * m);
   const rowIdx = new Int32Array(ui.nCols);
   const rowVal = new Float64Array(ui.nCols);
+  let weightSum = 0;
+  let weighted = 0;
   for (let u = 0; u < ui.nRows; u++) {
     let len = 0;
     for (let p = ui.indptr[u]!; p < ui.indptr[u + 1]!; p++) {
@@ -68,11 +82,19 @@ export function easeGram(ui: Csr, items: Int32Array, values: EaseOptions["values
       rowIdx[len] = c;
       rowVal[len++] = easeInputValue(ui.data[p]!, values);
     }
+    if (len === 0) continue;
+    const userWeight = userExponent === 0 ? 1 : (ui.indptr[u + 1]! - ui.indptr[u]!) ** -userExponent;
+    weightSum += userWeight;
+    weighted++;
     for (let x = 0; x < len; x++) {
       const ro = rowIdx[x]! * m;
-      const vx = rowVal[x]!;
+      const vx = userWeight * rowVal[x]!;
       for (let y = 0; y < len; y++) g[ro + rowIdx[y]!]! += vx * rowVal[y]!;
     }
+  }
+  if (userExponent !== 0 && weightSum > 0) {
+    const scale = weighted / weightSum;
+    for (let i = 0; i < g.length; i++) g[i]! *= scale;
   }
   return g;
 }
@@ -80,7 +102,7 @@ export function easeGram(ui: Csr, items: Int32Array, values: EaseOptions["values
 export function fitEase(ui: Csr, options: Partial<EaseOptions> = {}): EaseModel {
   const o = { ...DEFAULT_EASE, ...options };
   const items = easeEligibleItems(ui, o.minSupport);
-  const gram = easeGram(ui, items, o.values);
+  const gram = easeGram(ui, items, o.values, o.userExponent ?? 0);
   return easeFromGram(gram, items, ui.nCols, o);
 }
 

@@ -189,7 +189,12 @@ export function evaluateRanking(
   train: Csr,
   heldOut: Map<number, Int32Array>,
   scorer: UserScorer,
-  opts: { minUsers?: number; users?: number[] } = {},
+  opts: {
+    minUsers?: number;
+    users?: number[];
+    /** Ranks a user's top k directly (the served ranking); `scorer` is then unused. */
+    ranker?: (u: number, k: number) => Int32Array;
+  } = {},
 ): RankingMetrics {
   const users = opts.users ?? [...heldOut.keys()];
   const minUsers = opts.minUsers ?? MIN_EVALUABLE_USERS;
@@ -210,9 +215,12 @@ export function evaluateRanking(
   let recallSum = 0;
   for (const u of users) {
     const rel = heldOut.get(u)!;
-    scorer(u, scores);
-    const exclude = train.indices.subarray(train.indptr[u]!, train.indptr[u + 1]!);
-    const top = topK(scores, 20, null, exclude);
+    let top: Int32Array;
+    if (opts.ranker) top = opts.ranker(u, 20);
+    else {
+      scorer(u, scores);
+      top = topK(scores, 20, null, train.indices.subarray(train.indptr[u]!, train.indptr[u + 1]!));
+    }
     for (let j = 0; j < rel.length; j++) isRelevant[rel[j]!] = 1;
     let dcg = 0;
     let hits20 = 0;

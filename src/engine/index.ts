@@ -68,7 +68,7 @@ export {
   scaleToUnit,
   tunedWeights,
 } from "./ranking/blend";
-export { scoreForUser } from "./ranking/personal";
+export { rankForUser, scoreForUser } from "./ranking/personal";
 export {
   deserializeModel,
   modelArrayBytes,

@@ -1,11 +1,17 @@
 import { type AlsOptions, DEFAULT_ALS } from "./als";
 import type { CooccurrenceOptions } from "./cooccurrence";
 import { type EaseModel, itemSupport } from "./ease";
-import { evaluateRanking, heldOutSets, holdoutSplit, MIN_EVALUABLE_USERS } from "./evaluate";
+import {
+  evaluateRanking,
+  type HoldoutSplit,
+  hashHoldoutSplit,
+  heldOutSets,
+  MIN_EVALUABLE_USERS,
+} from "./evaluate";
 import { DEFAULT_BLEND, type FitConfig, fitModel } from "./fit";
 import type { BlendWeights, Model } from "./model";
 import type { PopularityOptions } from "./popularity";
-import { scoreForUser } from "./ranking/personal";
+import { rankForUser } from "./ranking/personal";
 import { createRng } from "./rng";
 import { easeFits, type SearchOptions, searchConfig, userHistory } from "./search";
 import type { Interactions, ItemMeta, ProgressFn } from "./types";
@@ -35,6 +41,9 @@ export interface TrainOptions {
   /** EASE λ used without search, and the search grid. */
   lambda?: number;
   lambdas?: number[];
+  /** EASE's user weighting (see `EaseOptions.userExponent`) used without search, and the search grid. */
+  easeUserExponent?: number;
+  easeUserExponents?: number[];
   als?: Partial<AlsOptions>;
   /** Blend weights used without search (the search picks its own). */
   blend?: Partial<BlendWeights>;
@@ -47,6 +56,12 @@ export interface TrainOptions {
   annMinItems?: number;
   /** Use the C kernels when they can be built (default true). */
   native?: boolean;
+  /**
+   * Stable keys of the dense users and items (database ids or external ids) the hold-out is drawn by: a
+   * user-item pair is held out by a hash of its keys, so the split is the same whatever order the events
+   * were loaded in and however dense indices were assigned. Absent: the dense indices are the keys.
+   */
+  splitKeys?: { users: ArrayLike<number | string>; items: ArrayLike<number | string> };
 }
 
 export interface TrainMetrics {
@@ -73,6 +88,7 @@ function baseConfig(o: TrainOptions): FitConfig {
       lambda: o.lambda ?? 200,
       keepPerRow: 0,
       values: "binary",
+      userExponent: o.easeUserExponent ?? 0,
       targetItems: o.easeTargetItems ?? 6000,
       minSupport: o.easeMinSupport ?? 2,
     },
@@ -103,11 +119,12 @@ export function trainModel(
   const items = withoutConstantPrice(input.items);
   let config = baseConfig(options);
   report("split", 0);
-  const split = holdoutSplit(events, { seed, fraction: options.holdoutFraction ?? 0.2 });
+  const split = trainingSplit(events, options, seed);
   const trainEvents = selectEvents(events, split.trainIdx);
   const searchOpts: SearchOptions = {
     seed,
     lambdas: options.lambdas ?? [200, 400, 100, 800],
+    userExponents: options.easeUserExponents ?? [0, 0.25, 0.5],
     alsGrid: [
       { regularization: 0.1, alpha: 10 },
       { regularization: 0.1, alpha: 40 },
@@ -162,13 +179,20 @@ export function trainModel(
   const params: Record<string, unknown> = {
     primary: evalFit.model.ease ? "ease" : "als",
     lambda: config.ease?.lambda ?? null,
+    easeUserExponent: config.ease?.userExponent ?? null,
     easeTargetItems: config.ease?.targetItems ?? null,
     als: config.als,
     blend: config.blend,
     weights: config.weights,
     contentDims: config.contentDims,
     seed,
-    holdout: { fraction: options.holdoutFraction ?? 0.2, minInteractions: 5, unit: "user-item pair", seed },
+    holdout: {
+      fraction: options.holdoutFraction ?? 0.2,
+      minInteractions: 5,
+      unit: "user-item pair",
+      method: "hash",
+      seed,
+    },
     searchTrials: trials,
     refitOnAllData: true,
   };
@@ -189,6 +213,24 @@ export function trainModel(
 }
 
 /**
+ * The hold-out a job measures on: each user-item pair of a user with at least 5 distinct items is held out
+ * when a hash of (seed, user key, item key) falls below the fraction (see `hashHoldoutSplit`). It depends on
+ * the set of events alone, never on their order, so two loads of the same data split alike even while new
+ * events arrive concurrently.
+ */
+export function trainingSplit(events: Interactions, options: TrainOptions, seed: number): HoldoutSplit {
+  const keys = options.splitKeys;
+  return hashHoldoutSplit(events, {
+    seed,
+    fraction: options.holdoutFraction ?? 0.2,
+    minInteractions: 5,
+    ...(keys
+      ? { userKey: (u: number) => String(keys.users[u]), itemKey: (i: number) => String(keys.items[i]) }
+      : {}),
+  });
+}
+
+/**
  * Measures one fixed configuration (no search, no refit) exactly as trainModel measures its choice: the
  * same split for the same seed and fraction, the same EASE-or-ALS rule, the same hold-out users. Used to
  * score a previously published configuration on a new run's hold-out, so the two figures are comparable.
@@ -201,7 +243,7 @@ export function evaluateConfiguration(
   const seed = options.seed ?? 42;
   const { events } = input;
   const items = withoutConstantPrice(input.items);
-  const split = holdoutSplit(events, { seed, fraction: options.holdoutFraction ?? 0.2 });
+  const split = trainingSplit(events, options, seed);
   const trainEvents = selectEvents(events, split.trainIdx);
   let config = baseConfig(options);
   const weighted = buildWeightedMatrix(trainEvents, config.weights);
@@ -244,7 +286,7 @@ function evaluateModel(
   model: Model,
   train: import("./sparse").Csr,
   events: Interactions,
-  split: ReturnType<typeof holdoutSplit>,
+  split: HoldoutSplit,
   maxUsers: number,
   seed: number,
 ): TrainMetrics {
@@ -259,9 +301,11 @@ function evaluateModel(
       .map(([u]) => u)
       .sort((a, b) => a - b);
   }
-  const r = evaluateRanking(train, held, (u, out) => scoreForUser(model, userHistory(train, u), out), {
+  // Ranked as the route ranks (candidates included on large catalogues): the job reports what it serves.
+  const r = evaluateRanking(train, held, () => {}, {
     users,
     minUsers: MIN_EVALUABLE_USERS,
+    ranker: (u, k) => rankForUser(model, userHistory(train, u), k),
   });
   // The baseline is plain distinct-user counts on the training part, as in the published reference figures.
   const pop = itemSupport(train);

@@ -78,6 +78,9 @@ export function reproduceOptions(
     }
     options.lambda = lambda;
     options.easeTargetItems = easeTargetItems;
+    // Models stored before EASE weighed users record none: they counted every user alike.
+    const { easeUserExponent } = params;
+    options.easeUserExponent = typeof easeUserExponent === "number" ? easeUserExponent : 0;
   }
   return options;
 }
@@ -94,7 +97,10 @@ export function sameConfiguration(
   const x = reproduceOptions(a, run);
   const y = reproduceOptions(b, run);
   if (typeof x === "string" || typeof y === "string") return false;
-  return JSON.stringify(canonical(x)) === JSON.stringify(canonical(y));
+  // The split's keys are the run's own (the same on both sides) and large: not part of a configuration.
+  const { splitKeys: _x, ...xs } = x;
+  const { splitKeys: _y, ...ys } = y;
+  return JSON.stringify(canonical(xs)) === JSON.stringify(canonical(ys));
 }
 
 /** Key order must not make equal options look different. */

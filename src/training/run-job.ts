@@ -89,7 +89,11 @@ export async function runTrainingJob(
         type: "train",
         events: data.events,
         items: data.items,
-        options: toEngineOptions(row.options),
+        // The hold-out is drawn by a hash of stable ids, so it does not depend on the order rows were read in.
+        options: {
+          ...toEngineOptions(row.options),
+          splitKeys: { users: data.endUserIds, items: data.productIds },
+        },
         published: published ?? null,
         artifact: {
           ids: {

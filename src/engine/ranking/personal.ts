@@ -5,8 +5,17 @@
  */
 import type { Model } from "../model";
 import { componentScores } from "../scoring";
+import { topK } from "../topk";
 import type { History } from "../types";
-import { blendInto, type RankComponent, type RankWeights, scaleToUnit, tunedWeights } from "./blend";
+import {
+  blendInto,
+  type RankComponent,
+  type RankWeights,
+  scaleToUnit,
+  trendValue,
+  tunedWeights,
+} from "./blend";
+import { CANDIDATE_MIN_ITEMS, CandidateCollector, personalCandidates, type RankedSource } from "./candidates";
 
 /** The personal components a model can score, in the ranker's names. */
 export type PersonalComponent = Extract<RankComponent, "collab" | "content" | "trend">;
@@ -66,4 +75,85 @@ export function scoreForUser(
     if (w[c] && personalComponent(model, history, c, buffers[c])) values[c] = buffers[c];
   }
   return blendInto(scores, w, values);
+}
+
+const popularOrders = new WeakMap<Model, Int32Array>();
+
+/** The catalogue by the model's popularity, best first (ties by index), as the service orders it. */
+function popularOrder(model: Model): Int32Array {
+  let order = popularOrders.get(model);
+  if (order === undefined) {
+    const pop = model.popularity.score;
+    order = Int32Array.from({ length: model.nItems }, (_, i) => i);
+    order.sort((a, b) => pop[b]! - pop[a]! || a - b);
+    popularOrders.set(model, order);
+  }
+  return order;
+}
+
+const rankScratch = new WeakMap<Model, { collab: Float32Array; content: Float32Array; marks: Uint8Array }>();
+
+/**
+ * The `k` items the personalised route answers for a history (its own items left out), best first. Up to
+ * `CANDIDATE_MIN_ITEMS` items every item is scored (`scoreForUser`); past that, as the service does, only
+ * candidates: the same `personalCandidates` step over the collaborative and content signals' best items
+ * (by a scan of every item, as the service finds them without an HNSW index) and the most popular items,
+ * each component then scaled over the candidates and blended.
+ */
+export function rankForUser(
+  model: Model,
+  history: History,
+  k: number,
+  weights: RankWeights = tunedWeights(model.blend),
+): Int32Array {
+  const n = model.nItems;
+  const own = history.items;
+  if (n <= CANDIDATE_MIN_ITEMS) {
+    const scores = scoreForUser(model, history, undefined, weights);
+    return topK(scores, k, null, own instanceof Int32Array ? own : Int32Array.from(own));
+  }
+  let s = rankScratch.get(model);
+  if (s === undefined) {
+    s = { collab: new Float32Array(n), content: new Float32Array(n), marks: new Uint8Array(n) };
+    rankScratch.set(model, s);
+  }
+  const w: RankWeights = own.length > 0 ? weights : { trend: 1 };
+  const excluded = new Set<number>();
+  for (let h = 0; h < own.length; h++) excluded.add(own[h]!);
+  const collab =
+    w.collab && own.length > 0 && componentScores(model, history, "cf", s.collab) ? s.collab : null;
+  const content =
+    w.content && own.length > 0 && componentScores(model, history, "content", s.content) ? s.content : null;
+  const ranked = (values: Float32Array): RankedSource => ({ top: (kk) => topK(values, kk) });
+  const collector = new CandidateCollector(s.marks, (i) => !excluded.has(i));
+  personalCandidates(collector, {
+    pool: k,
+    share: 1,
+    excludedCount: excluded.size,
+    collab: collab ? ranked(collab) : null,
+    content: content ? ranked(content) : null,
+    contentSecondary: collab !== null && 2 * (w.content ?? 0) <= (w.collab ?? 0),
+    // The served personalised blend always carries a weight for stated preferences (or trend, for a cold
+    // user), which brings the popular items in.
+    popularOrder: () => popularOrder(model),
+  });
+  const candidates = collector.finish();
+  const m = candidates.length;
+  const pick = (values: Float32Array) => {
+    const out = new Float32Array(m);
+    for (let p = 0; p < m; p++) out[p] = values[candidates[p]!]!;
+    return scaleToUnit(out);
+  };
+  const values: Partial<Record<PersonalComponent, Float32Array>> = {};
+  if (collab) values.collab = pick(collab);
+  if (content) values.content = pick(content);
+  if (w.trend) {
+    const pop = model.popularity.score;
+    const trend = new Float32Array(m);
+    for (let p = 0; p < m; p++) trend[p] = trendValue(pop[candidates[p]!]!);
+    values.trend = scaleToUnit(trend);
+  }
+  const final = blendInto(new Float32Array(m), w, values);
+  const order = topK(final, k);
+  return Int32Array.from(order, (p) => candidates[p]!);
 }

@@ -1,3 +1,5 @@
+import { CANDIDATE_MIN_ITEMS } from "../../../engine/ranking/candidates";
+
 /** Where ranking switches from scoring every item to scoring candidates (see rank.ts). */
 export interface ServingTuning {
   /**
@@ -11,7 +13,7 @@ export interface ServingTuning {
 }
 
 export const DEFAULT_TUNING: Readonly<ServingTuning> = Object.freeze({
-  candidateMinItems: 2_000,
+  candidateMinItems: CANDIDATE_MIN_ITEMS,
   selectiveMaxItems: 5_000,
 });
 
