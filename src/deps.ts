@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import type { RedisClient } from "bun";
+import { type AppEvents, createAppEvents } from "./app-events";
 import type { Config } from "./config";
 import { type Database, openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
@@ -72,6 +73,8 @@ export interface AppDeps {
   readonly attributions: AttributionQueue;
   /** The running A/B experiments, for assigning requests to arms (modules/experiments). */
   readonly experiments: RunningExperiments;
+  /** This app's in-process event buses (src/app-events.ts): writes announce, caches listen. */
+  readonly events: AppEvents;
 }
 
 export interface Lifecycle {
@@ -100,6 +103,7 @@ export async function createDeps(
   });
   const applied = await migrate(database);
   if (applied.length > 0) logger.info("migrations applied", { migrations: applied });
+  const events = createAppEvents();
   const health = new HealthMonitor(database, logger);
   const metrics = new Metrics(config.version);
   const readiness = new Readiness(health);
@@ -124,6 +128,7 @@ export async function createDeps(
       config,
       capacity: (tx, accountId, kind) => remainingCatalogueCapacity({ plans, database }, tx, accountId, kind),
       onApplied: (accountId, records) => usageMeter.record(accountId, { ingestedRecords: records }),
+      events,
     }),
   );
   // On the embedded store the files are the artifacts (PGlite runs on this thread: 100 MB written into it
@@ -137,14 +142,15 @@ export async function createDeps(
     database,
     logger,
     maxBytes: config.snapshotCacheMb * 1024 * 1024,
+    events,
     metrics,
     artifacts,
   });
   jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
-  const recommendations = new RecommendationService(database, logger, snapshots, {
+  const recommendations = new RecommendationService(database, logger, snapshots, events, {
     ...(options.servingTuning === undefined ? {} : { tuning: options.servingTuning }),
   });
-  const attributions = new AttributionQueue(database, recommendations.logs, logger);
+  const attributions = new AttributionQueue(database, recommendations.logs, logger, events);
   let stopErasureBridge: (() => Promise<void>) | undefined;
 
   return {
@@ -168,6 +174,7 @@ export async function createDeps(
     recommendations,
     attributions,
     experiments,
+    events,
     async start() {
       // Without an offline queue nothing waits for the connection: open it before the first request.
       // Unreachable at start-up: the limits count in this process until it is (see RedisCircuit).
@@ -178,7 +185,7 @@ export async function createDeps(
       await identity.start();
       usageMeter.start();
       lapseSweeper.start();
-      stopErasureBridge = await bridgeErasureNotifications(database, logger);
+      stopErasureBridge = await bridgeErasureNotifications(database, logger, events.endUserErased);
       await snapshots.start();
       await experiments.start();
       await recommendations.start();

@@ -10,11 +10,10 @@
  * eviction. A publication never replaces them: a model id's artifact never changes.
  */
 import { and, desc, eq } from "drizzle-orm";
+import type { AppEvents } from "../app-events";
 import type { Database } from "../db/client";
 import { models } from "../db/schema";
 import type { Metrics } from "../http/metrics";
-import { onEndUserErased } from "../modules/end-users/events";
-import { onProductsChanged } from "../modules/products/events";
 import type { Logger } from "../shared/logger";
 import { ArtifactCache } from "./artifact-cache";
 import { buildSnapshot } from "./build";
@@ -34,6 +33,8 @@ export interface SnapshotRegistryOptions {
   database: Database;
   logger: Logger;
   maxBytes: number;
+  /** This app's catalogue and erasure events. */
+  events: Pick<AppEvents, "productsChanged" | "endUserErased">;
   /** How stale the item table may get before the next access refreshes it in the background. */
   productRefreshMs?: number;
   /** How long "this account has no published model" is believed without a NOTIFY saying otherwise. */
@@ -103,8 +104,8 @@ export class SnapshotRegistry {
     // Catalogue and erasure events of this process; other processes' changes arrive through NOTIFY
     // (erasure) or the periodic product refresh.
     this.unsubscribe = [
-      onEndUserErased((event) => this.evictEndUser(event.accountId, event.externalId)),
-      onProductsChanged((event) =>
+      this.options.events.endUserErased.on((event) => this.evictEndUser(event.accountId, event.externalId)),
+      this.options.events.productsChanged.on((event) =>
         this.productsChanged(event.accountId, event.deleted ? event.externalIds : []),
       ),
     ];

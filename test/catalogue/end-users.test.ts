@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { type EndUserErased, onEndUserErased } from "../../src/modules/end-users/events";
+import type { EndUserErased } from "../../src/modules/end-users/events";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired, expectOtherTenantNotFound, expectPublishableRefused } from "../helpers/security";
 import { registerTenant } from "../helpers/tenant";
@@ -147,7 +147,7 @@ describe("erasure and export", () => {
     expect(typeof exported.body.exportedAt).toBe("string");
 
     const heard: EndUserErased[] = [];
-    const stop = onEndUserErased((event) => heard.push(event));
+    const stop = ctx.deps.events.endUserErased.on((event) => heard.push(event));
     const notified: string[] = [];
     const unlisten = await ctx.deps.database.listen("end_user_erased", (payload) => notified.push(payload));
     try {

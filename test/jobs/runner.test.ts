@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { createAppEvents } from "../../src/app-events";
 import { JobRunner } from "../../src/jobs/runner";
 import { ingestionJobKind } from "../../src/modules/ingestion/process";
 import { createLogger } from "../../src/shared/logger";
@@ -38,7 +39,7 @@ function runner(
     pollMs: 50,
     heartbeatMs: 200,
   });
-  r.registerJobKind(ingestionJobKind({ database, config }));
+  r.registerJobKind(ingestionJobKind({ database, config, events: createAppEvents() }));
   runners.push(r);
   return r;
 }

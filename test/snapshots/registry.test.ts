@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
+import { createAppEvents } from "../../src/app-events";
 import { createLogger } from "../../src/shared/logger";
 import { productsWatermark, refreshProducts } from "../../src/snapshots/freshness";
 import { SnapshotRegistry } from "../../src/snapshots/registry";
@@ -40,6 +41,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: 1 << 30,
+      events: createAppEvents(),
       artifacts: ctx.deps.artifacts,
     });
     expect(fresh.peekSnapshot(tenant.accountId)).toBeUndefined();
@@ -79,6 +81,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: 1 << 30,
+      events: createAppEvents(),
       artifacts: ctx.deps.artifacts,
     }).getSnapshot(tenant.accountId);
     expect(loaded?.modelId).toBe(modelId);
@@ -90,7 +93,13 @@ describe("snapshot registry", () => {
     const ctx = await sharedTestContext();
     const { tenant, modelId } = await trainedTenant(ctx);
     const artifactDir = makeTempDir("rs-artifacts-");
-    const options = { database: ctx.deps.database, logger: quiet, maxBytes: 1 << 30, artifactDir };
+    const options = {
+      database: ctx.deps.database,
+      logger: quiet,
+      maxBytes: 1 << 30,
+      artifactDir,
+      events: createAppEvents(),
+    };
     const first = await new SnapshotRegistry(options).getSnapshot(tenant.accountId);
     expect(first?.modelId).toBe(modelId);
     const file = join(artifactDir, `${tenant.accountId}-${modelId}.artifact`);
@@ -131,6 +140,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: 1 << 30,
+      events: createAppEvents(),
       artifacts: ctx.deps.artifacts,
     });
     const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes();
@@ -138,6 +148,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: size + size / 2,
+      events: createAppEvents(),
       artifacts: ctx.deps.artifacts,
     });
     await bounded.getSnapshot(a.tenant.accountId);
@@ -166,6 +177,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: 1 << 30,
+      events: createAppEvents(),
       productRefreshMs: 0,
       artifacts: ctx.deps.artifacts,
     });
@@ -208,6 +220,7 @@ describe("snapshot registry", () => {
       database: ctx.deps.database,
       logger: quiet,
       maxBytes: 1 << 30,
+      events: createAppEvents(),
       artifacts: ctx.deps.artifacts,
     });
     const reloaded = (await fresh.getSnapshot(tenant.accountId))!;

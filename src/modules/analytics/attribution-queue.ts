@@ -16,11 +16,11 @@
  * statement adds what it credited to the daily metrics (recommendation_daily_metrics).
  */
 import { sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { numberArray, textArray } from "../../db/pg-array";
 import type { Logger } from "../../shared/logger";
-import { onEndUserErased } from "../end-users/events";
-import { type InteractionsRecorded, onInteractionRecorded } from "../interactions/events";
+import type { InteractionsRecorded } from "../interactions/events";
 
 /** Interaction types an answer is credited with. */
 export const ATTRIBUTED_TYPES: ReadonlySet<string> = new Set(["CLICK", "CART", "PURCHASE"]);
@@ -72,6 +72,7 @@ export class AttributionQueue {
     private readonly database: Database,
     private readonly logs: LogFlusher,
     private readonly logger: Logger,
+    private readonly events: Pick<AppEvents, "interactionsRecorded" | "endUserErased">,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -123,8 +124,8 @@ export class AttributionQueue {
   start(): void {
     if (this.timer !== undefined) return;
     this.unsubscribe.push(
-      onInteractionRecorded((event) => this.recorded(event)),
-      onEndUserErased((event) => this.dropEndUser(event.accountId, event.endUserId)),
+      this.events.interactionsRecorded.on((event) => this.recorded(event)),
+      this.events.endUserErased.on((event) => this.dropEndUser(event.accountId, event.endUserId)),
     );
     this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
     (this.timer as { unref?: () => void }).unref?.();

@@ -1,11 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { notFound } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { forgetEndUserMetrics } from "../analytics/forget-end-user";
 import type { RecommendationService } from "../recommendations/serving/service";
-import { emitEndUserErased, notifyEndUserErased } from "./events";
+import { notifyEndUserErased } from "./events";
 import { endUserLookupQuery } from "./queries";
 import type { ErasureResult } from "./schemas";
 
@@ -60,6 +61,7 @@ export async function eraseEndUser({
     readonly logger: Logger;
     readonly recommendations: RecommendationService;
     readonly attributions: AttributionQueue;
+    readonly events: Pick<AppEvents, "endUserErased">;
   };
   input: { externalId: string };
 }): Promise<ErasureResult> {
@@ -91,7 +93,7 @@ export async function eraseEndUser({
   });
 
   const event = { accountId, externalId: input.externalId, endUserId: erased.endUserId };
-  emitEndUserErased(event);
+  deps.events.endUserErased.emit(event);
   await notifyEndUserErased(database, event).catch((error: unknown) => {
     // The data is gone either way; other processes' caches then expire with their own TTLs.
     deps.logger.error("could not announce an end-user erasure", { accountId, error });

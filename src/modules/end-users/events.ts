@@ -2,13 +2,15 @@
  * End-user erasure must reach every cache that holds the user's data (the recommender's per-user fold-in
  * vectors and histories, tenant snapshots), in this process and in every other process on the database.
  *
- * - `onEndUserErased(listener)`: subscribe; the listener drops whatever it holds for that user.
- * - The eraser emits in-process right after its transaction commits, and sends
+ * - Subscribe on the app's `endUserErased` bus (src/app-events.ts); the listener drops whatever it holds
+ *   for that user.
+ * - The eraser emits on that bus right after its transaction commits, and sends
  *   `NOTIFY end_user_erased, '{"accountId":…,"externalId":"…","endUserId":…}'`; `bridgeErasureNotifications`
- *   (started with the service) re-emits those notifications to local listeners, so delivery is at least
+ *   (started with the service) re-emits those notifications on the app's bus, so delivery is at least
  *   once per process (this process hears its own NOTIFY too): listeners must be idempotent.
  */
 import type { Database } from "../../db/client";
+import type { EventBus } from "../../shared/event-bus";
 import type { Logger } from "../../shared/logger";
 
 export const END_USER_ERASED_CHANNEL = "end_user_erased";
@@ -17,25 +19,6 @@ export interface EndUserErased {
   accountId: number;
   externalId: string;
   endUserId: number;
-}
-
-type Listener = (event: EndUserErased) => void;
-const listeners = new Set<Listener>();
-
-/** Subscribes; returns the unsubscribe function. Listeners must be cheap, idempotent and must not throw. */
-export function onEndUserErased(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-export function emitEndUserErased(event: EndUserErased): void {
-  for (const listener of listeners) {
-    try {
-      listener(event);
-    } catch {
-      // One faulty cache must not keep the others from forgetting the user.
-    }
-  }
 }
 
 /** Announces an erasure to the other processes on the database. */
@@ -49,15 +32,16 @@ export async function notifyEndUserErased(
   );
 }
 
-/** Forwards erasure notifications from any process to this process's listeners; returns the unsubscribe. */
+/** Forwards erasure notifications from any process to this app's bus; returns the unsubscribe. */
 export function bridgeErasureNotifications(
   database: Pick<Database, "listen">,
   logger: Logger,
+  bus: EventBus<EndUserErased>,
 ): Promise<() => Promise<void>> {
   return database.listen(END_USER_ERASED_CHANNEL, (payload) => {
     const event = parseErasure(payload);
     if (event === undefined) logger.warn("ignored a malformed end_user_erased notification", { payload });
-    else emitEndUserErased(event);
+    else bus.emit(event);
   });
 }
 
@@ -81,26 +65,4 @@ function parseErasure(payload: string): EndUserErased | undefined {
 export interface EndUserUpdated {
   accountId: number;
   externalId: string;
-}
-
-type UpdateListener = (event: EndUserUpdated) => void;
-const updateListeners = new Set<UpdateListener>();
-
-/**
- * Subscribes to profile changes made in this process (the recommender drops the user's cached history and
- * pages, and announces the change to other processes); returns the unsubscribe function.
- */
-export function onEndUserUpdated(listener: UpdateListener): () => void {
-  updateListeners.add(listener);
-  return () => updateListeners.delete(listener);
-}
-
-export function emitEndUserUpdated(event: EndUserUpdated): void {
-  for (const listener of updateListeners) {
-    try {
-      listener(event);
-    } catch {
-      // A faulty cache listener must not fail the write that already committed.
-    }
-  }
 }

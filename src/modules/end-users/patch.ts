@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { endUsers } from "../../db/schema";
 import { notFound, validationError } from "../../shared/errors";
-import { emitEndUserUpdated } from "./events";
 import { toEndUser } from "./record";
 import type { EndUser, EndUserPatch } from "./schemas";
 
@@ -17,7 +17,7 @@ export async function patchEndUser({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database };
+  deps: { readonly database: Database; readonly events: Pick<AppEvents, "endUserUpdated"> };
   input: { externalId: string; changes: EndUserPatch };
 }): Promise<EndUser> {
   const { changes } = input;
@@ -56,6 +56,6 @@ export async function patchEndUser({
     return updated;
   });
   if (row === undefined) throw notFound("End user");
-  emitEndUserUpdated({ accountId: ctx.accountId, externalId: row.externalId });
+  deps.events.endUserUpdated.emit({ accountId: ctx.accountId, externalId: row.externalId });
   return toEndUser(row);
 }

@@ -6,13 +6,12 @@
  * Order: products, then users, then interactions (which may name products of the same batch).
  */
 import { and, eq, sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Config } from "../../config";
 import type { Database, Tx } from "../../db/client";
 import { ingestionJobs } from "../../db/schema";
 import { type ClaimedJob, rowQueue } from "../../jobs/row-queue";
 import { JobClaimLostError, type JobKind, type JobRunContext } from "../../jobs/runner";
-import { emitInteractionRecorded } from "../interactions/events";
-import { emitProductsChanged } from "../products/events";
 import { applyInteractions, applyProducts, applyUsers, type CapacityCheck, type ChunkResult } from "./apply";
 import { type StoredBatch, takePayload } from "./handoff";
 
@@ -36,6 +35,8 @@ interface IngestionDeps {
   capacity?: CapacityCheck;
   /** Counts applied records in the account's usage. */
   onApplied?: (accountId: number, records: number) => void;
+  /** Where applied chunks are announced to the caches. */
+  events: Pick<AppEvents, "productsChanged" | "interactionsRecorded">;
 }
 
 type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
@@ -139,7 +140,7 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     cursor[phase.cursor] = start + records.length;
     const applied = records.length - result.errors.length;
     if (applied > 0) deps.onApplied?.(job.accountId, applied);
-    announce(job.accountId, result);
+    announce(deps.events, job.accountId, result);
   }
 }
 
@@ -155,12 +156,12 @@ const finalState = {
 };
 
 /** Tells the caches what the committed chunk changed. */
-function announce(accountId: number, result: ChunkResult): void {
+function announce(events: IngestionDeps["events"], accountId: number, result: ChunkResult): void {
   if (result.productIds.length > 0) {
-    emitProductsChanged({ accountId, externalIds: result.productIds, deleted: false });
+    events.productsChanged.emit({ accountId, externalIds: result.productIds, deleted: false });
   }
   for (const [endUserId, entry] of result.interactionsByUser) {
-    emitInteractionRecorded({
+    events.interactionsRecorded.emit({
       accountId,
       endUserId,
       externalUserId: entry.externalUserId,

@@ -1,11 +1,11 @@
 import { and, eq, isNull } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { interactions, orders, products, searches } from "../../db/schema";
 import { notFound, validationError } from "../../shared/errors";
 import { ensureEndUsers } from "../end-users/ensure";
 import { assertCatalogueCapacityIn } from "../plans/limits";
 import type { PlanTableType } from "../plans/schemas";
-import { emitInteractionRecorded } from "./events";
 import type { Interaction, InteractionCreate } from "./schemas";
 
 /** How far in the future a client clock may be before its timestamp is refused. */
@@ -33,7 +33,11 @@ export async function createInteraction({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
+  deps: {
+    readonly database: Database;
+    readonly plans: Readonly<PlanTableType>;
+    readonly events: Pick<AppEvents, "interactionsRecorded">;
+  };
   input: InteractionCreate;
 }): Promise<Interaction> {
   const type = input.interaction_type.toUpperCase();
@@ -96,7 +100,7 @@ export async function createInteraction({
     return { id: row.id, endUserId, productId: product.id, price: product.price };
   });
 
-  emitInteractionRecorded({
+  deps.events.interactionsRecorded.emit({
     accountId,
     endUserId: recorded.endUserId,
     externalUserId: input.external_user_id,

@@ -1,7 +1,7 @@
 /**
  * In-process notice that an end user has new interactions (single create or a bulk chunk), so the
  * recommender can refresh that user's fold-in vector or drop its cached history. One event per end user per
- * committed write; listeners run synchronously after the commit, must be cheap and must not throw.
+ * committed write, sent on the app's `interactionsRecorded` bus (src/app-events.ts).
  */
 export interface RecordedInteraction {
   productId: number;
@@ -20,23 +20,4 @@ export interface InteractionsRecorded {
   endUserId: number;
   externalUserId: string;
   interactions: readonly RecordedInteraction[];
-}
-
-type Listener = (event: InteractionsRecorded) => void;
-const listeners = new Set<Listener>();
-
-/** Subscribes; returns the unsubscribe function. */
-export function onInteractionRecorded(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-export function emitInteractionRecorded(event: InteractionsRecorded): void {
-  for (const listener of listeners) {
-    try {
-      listener(event);
-    } catch {
-      // A faulty cache listener must not fail a write that already committed.
-    }
-  }
 }

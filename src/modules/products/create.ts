@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
 import { AppError } from "../../shared/errors";
 import { assertCatalogueCapacityIn } from "../plans/limits";
 import type { PlanTableType } from "../plans/schemas";
-import { emitProductsChanged } from "./events";
 import { toProduct } from "./record";
 import type { Product, ProductCreate } from "./schemas";
 
@@ -20,7 +20,11 @@ export async function createProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
+  deps: {
+    readonly database: Database;
+    readonly plans: Readonly<PlanTableType>;
+    readonly events: Pick<AppEvents, "productsChanged">;
+  };
   input: ProductCreate;
 }): Promise<Product> {
   const values = {
@@ -48,6 +52,10 @@ export async function createProduct({
   if (row === undefined) {
     throw new AppError("CONFLICT", `A product with externalId "${input.externalId}" already exists`);
   }
-  emitProductsChanged({ accountId: ctx.accountId, externalIds: [row.externalId], deleted: false });
+  deps.events.productsChanged.emit({
+    accountId: ctx.accountId,
+    externalIds: [row.externalId],
+    deleted: false,
+  });
   return toProduct(row);
 }

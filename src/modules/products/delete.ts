@@ -1,8 +1,8 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
 import { notFound } from "../../shared/errors";
-import { emitProductsChanged } from "./events";
 
 /**
  * Soft delete: the row stays so past interactions keep their product, but the product answers 404, leaves
@@ -14,7 +14,7 @@ export async function deleteProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database };
+  deps: { readonly database: Database; readonly events: Pick<AppEvents, "productsChanged"> };
   input: { externalId: string };
 }): Promise<void> {
   const deleted = await deps.database.db
@@ -29,5 +29,9 @@ export async function deleteProduct({
     )
     .returning({ id: products.id });
   if (deleted.length === 0) throw notFound("Product");
-  emitProductsChanged({ accountId: ctx.accountId, externalIds: [input.externalId], deleted: true });
+  deps.events.productsChanged.emit({
+    accountId: ctx.accountId,
+    externalIds: [input.externalId],
+    deleted: true,
+  });
 }

@@ -1,8 +1,8 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { products } from "../../db/schema";
 import { notFound } from "../../shared/errors";
-import { emitProductsChanged } from "./events";
 import { toProduct } from "./record";
 import type { Product, ProductPatch } from "./schemas";
 
@@ -16,7 +16,7 @@ export async function patchProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database };
+  deps: { readonly database: Database; readonly events: Pick<AppEvents, "productsChanged"> };
   input: { externalId: string; changes: ProductPatch };
 }): Promise<Product> {
   const { changes } = input;
@@ -41,6 +41,10 @@ export async function patchProduct({
     )
     .returning();
   if (row === undefined) throw notFound("Product");
-  emitProductsChanged({ accountId: ctx.accountId, externalIds: [row.externalId], deleted: false });
+  deps.events.productsChanged.emit({
+    accountId: ctx.accountId,
+    externalIds: [row.externalId],
+    deleted: false,
+  });
   return toProduct(row);
 }

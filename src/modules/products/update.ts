@@ -1,3 +1,4 @@
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { patchProduct } from "./patch";
 import type { Product, ProductUpdate } from "./schemas";
@@ -12,7 +13,7 @@ export function updateProduct({
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database };
+  deps: { readonly database: Database; readonly events: Pick<AppEvents, "productsChanged"> };
   input: { externalId: string; product: ProductUpdate };
 }): Promise<Product> {
   const { product } = input;

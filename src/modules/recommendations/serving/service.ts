@@ -1,3 +1,4 @@
+import type { AppEvents } from "../../../app-events";
 /**
  * The recommender's long-lived state: per-user history cache, the no-model catalogue cache, the page cache
  * of computed answers and the batched recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
@@ -6,9 +7,6 @@
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../../shared/logger";
 import type { Snapshot } from "../../../snapshots/types";
-import { onEndUserErased, onEndUserUpdated } from "../../end-users/events";
-import { onInteractionRecorded } from "../../interactions/events";
-import { onProductsChanged } from "../../products/events";
 import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
 import { HistoryCache, type UserHistory } from "./history-cache";
@@ -55,6 +53,7 @@ export class RecommendationService {
     private readonly database: Database,
     logger: Logger,
     private readonly snapshots: SnapshotSource | undefined,
+    private readonly events: AppEvents,
     options: { tuning?: Readonly<ServingTuning> } = {},
   ) {
     this.tuning = options.tuning ?? DEFAULT_TUNING;
@@ -139,24 +138,24 @@ export class RecommendationService {
 
   async start(): Promise<void> {
     this.unsubscribe.push(
-      onInteractionRecorded((event) => {
+      this.events.interactionsRecorded.on((event) => {
         this.histories.recorded(event.accountId, event.externalUserId, event.endUserId, event.interactions);
         this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
       }),
-      onEndUserErased((event) => {
+      this.events.endUserErased.on((event) => {
         this.histories.invalidate(event.accountId, event.externalId);
         this.pages.dropEndUser(event.accountId, event.externalId);
         this.logs.dropEndUser(event.accountId, event.endUserId);
       }),
-      onEndUserUpdated((event) => {
+      this.events.endUserUpdated.on((event) => {
         // Preferences and price range shape the answers: read the profile again, here and elsewhere.
         this.histories.invalidate(event.accountId, event.externalId);
         this.pages.dropEndUser(event.accountId, event.externalId);
         this.historySync.publish(event.accountId, event.externalId);
       }),
-      onProductsChanged((event) => {
+      this.events.productsChanged.on((event) => {
         this.catalogue.invalidate(event.accountId);
         this.extras.invalidate(event.accountId);
       }),
