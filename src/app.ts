@@ -1,30 +1,10 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "./deps";
+import type { AppDeps } from "./app-deps";
 import { corsPlugin } from "./http/cors";
 import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
 import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import type { RouteShape } from "./http/openapi-errors";
-import { accountsModule } from "./modules/accounts";
-import { analyticsModule } from "./modules/analytics";
-import { apiKeysModule } from "./modules/api-keys";
-import { authModule } from "./modules/auth";
-import { billingModule } from "./modules/billing";
-import { dashboardModule } from "./modules/dashboard";
-import { endUsersModule } from "./modules/end-users";
-import { experimentsModule } from "./modules/experiments";
-import { healthModule } from "./modules/health";
-import { healthAuthModule } from "./modules/health/auth-route";
-import { ingestionModule } from "./modules/ingestion";
-import { interactionsModule } from "./modules/interactions";
-import { opsModule } from "./modules/ops";
-import { plansModule } from "./modules/plans";
-import { productsModule } from "./modules/products";
-import { recommendationsModule } from "./modules/recommendations";
-import { sandboxModule } from "./modules/sandbox";
-import { systemUsersModule } from "./modules/system-users";
-import { trainingModule } from "./modules/training";
-import { usageModule } from "./modules/usage";
-import { widgetModule } from "./modules/widget";
+import { MODULES } from "./modules";
 
 export { OPENAPI_PATH };
 
@@ -61,28 +41,9 @@ export function createApp(deps: AppDeps) {
         },
         () => built as GeneratorApp,
       ),
-    )
-    .use(healthModule(deps))
-    .use(opsModule(deps))
-    .use(productsModule(deps))
-    .use(endUsersModule(deps))
-    .use(interactionsModule(deps))
-    .use(ingestionModule(deps))
-    .use(trainingModule(deps))
-    .use(authModule(deps))
-    .use(apiKeysModule(deps))
-    .use(systemUsersModule(deps))
-    .use(accountsModule(deps))
-    .use(healthAuthModule(deps))
-    .use(plansModule(deps))
-    .use(usageModule(deps))
-    .use(billingModule(deps))
-    .use(sandboxModule(deps))
-    .use(recommendationsModule(deps))
-    .use(widgetModule(deps))
-    .use(analyticsModule(deps))
-    .use(experimentsModule(deps))
-    .use(dashboardModule());
+    );
+  // Each module's routes, in the module list's order.
+  for (const module of MODULES) if (module.routes !== undefined) app.use(module.routes(deps));
   built = app;
   return app;
 }

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { getCurrentAccount } from "./get";
 import { AccountResponse, AccountUpdate } from "./schemas";
 import { patchCurrentAccount, replaceCurrentAccount } from "./update";
@@ -11,7 +12,7 @@ const fieldNames =
   "Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`.";
 
 /** GET/PUT/PATCH /api/v1/accounts/current (GET /accounts/usage lives in the usage module). */
-export function accountsModule(deps: AppDeps) {
+function accountsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "accounts", prefix: "/api/v1/accounts" })
     .use(authPlugin(deps))
     .get("/current", ({ tenant }) => getCurrentAccount({ ctx: tenant, deps }), {
@@ -49,3 +50,8 @@ export function accountsModule(deps: AppDeps) {
       },
     });
 }
+
+export const accountsModule: ServiceModule = {
+  name: "accounts",
+  routes: accountsRoutes,
+};

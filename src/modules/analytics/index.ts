@@ -1,13 +1,14 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { getRecommendationMetrics } from "./get-recommendation-metrics";
 import { MetricsQuery, MetricsReport } from "./schemas";
 
 const tags = ["Analytics"];
 
-export function analyticsModule(deps: AppDeps) {
+function analyticsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "analytics", prefix: "/api/v1/analytics" })
     .use(authPlugin(deps))
     .get(
@@ -32,3 +33,8 @@ export function analyticsModule(deps: AppDeps) {
       },
     );
 }
+
+export const analyticsModule: ServiceModule = {
+  name: "analytics",
+  routes: analyticsRoutes,
+};

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { createApiKey } from "./create";
 import { getCurrentApiKey, listApiKeys } from "./list";
 import { renameApiKey } from "./rename";
@@ -18,7 +19,7 @@ import {
 const tags = ["API keys"];
 const secretOnly = "Secret API key or user JWT; publishable keys answer 403 INSUFFICIENT_SCOPE.";
 
-export function apiKeysModule(deps: AppDeps) {
+function apiKeysRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "api-keys", prefix: "/api/v1/api-keys" })
     .use(authPlugin(deps))
     .get("/", ({ tenant }) => listApiKeys({ ctx: tenant, deps }), {
@@ -112,3 +113,8 @@ export function apiKeysModule(deps: AppDeps) {
       },
     );
 }
+
+export const apiKeysModule: ServiceModule = {
+  name: "api-keys",
+  routes: apiKeysRoutes,
+};

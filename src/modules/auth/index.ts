@@ -1,9 +1,11 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
 import { AppError } from "../../shared/errors";
+import type { ServiceModule } from "../module";
 import { clientIp } from "./client-ip";
+import { emailGraceGuard } from "./email-grace-guard";
 import { loginUser } from "./login";
 import { logoutUser } from "./logout";
 import { registerAccount } from "./register";
@@ -43,7 +45,7 @@ function page(status: number, title: string, text: string): Response {
   return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8" } });
 }
 
-export function authModule(deps: AppDeps) {
+function authRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "auth-routes", prefix: "/api/v1/auth" })
     .use(authPlugin(deps))
     .post(
@@ -130,3 +132,9 @@ export function authModule(deps: AppDeps) {
       },
     );
 }
+
+export const authModule: ServiceModule = {
+  name: "auth",
+  routes: authRoutes,
+  guards: () => [emailGraceGuard()],
+};

@@ -1,11 +1,13 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
 import { AppError } from "../../shared/errors";
+import type { ServiceModule } from "../module";
 import { createPortalSession } from "./create-portal";
 import { createBillingSession } from "./create-session";
 import { handleWebhook } from "./handle-webhook";
+import { LapseSweeper } from "./lapse-sweeper";
 import {
   cancelLocalSubscription,
   confirmLocalCheckout,
@@ -35,7 +37,7 @@ const WEBHOOK_PATH = "/api/v1/billing/webhook/";
 const tooLarge = () =>
   new AppError("PAYLOAD_TOO_LARGE", `A webhook body may hold at most ${WEBHOOK_MAX_BYTES / 1024} KB`);
 
-export function billingModule(deps: AppDeps) {
+function billingRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "billing", prefix: "/api/v1/billing" })
     .use(authPlugin(deps))
     .onRequest(({ request }) => {
@@ -184,3 +186,13 @@ export function billingModule(deps: AppDeps) {
       },
     );
 }
+
+export const billingModule: ServiceModule = {
+  name: "billing",
+  routes: billingRoutes,
+  start: async (deps) => {
+    const sweeper = new LapseSweeper(deps);
+    sweeper.start();
+    return () => sweeper.stop();
+  },
+};

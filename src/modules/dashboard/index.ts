@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { ELYSIA_CONFIG } from "../../http/kernel";
 import { AppError, notFound } from "../../shared/errors";
+import type { ServiceModule } from "../module";
 import { dashboardFiles, type ServedFile } from "./assets";
 
 /**
@@ -51,7 +52,7 @@ function redirectBrowsersAtRoot(request: Request): Response | undefined {
   return new Response(null, { status: 302, headers: { location: "/dashboard" } });
 }
 
-export function dashboardModule() {
+function dashboardRoutes() {
   return new Elysia({ ...ELYSIA_CONFIG, name: "dashboard" })
     .onRequest(({ request }) => redirectBrowsersAtRoot(request))
     .get("/dashboard", ({ request }) => shell(request), hidden)
@@ -66,3 +67,8 @@ export function dashboardModule() {
     )
     .get("/dashboard/*", ({ request }) => shell(request), hidden);
 }
+
+export const dashboardModule: ServiceModule = {
+  name: "dashboard",
+  routes: dashboardRoutes,
+};

@@ -1,10 +1,12 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { recordUsage } from "../usage/record";
 import { createEndUser } from "./create";
 import { eraseEndUser } from "./erase";
+import { bridgeErasureNotifications } from "./events";
 import { exportEndUser } from "./export";
 import { getEndUser } from "./get";
 import { listEndUsers } from "./list";
@@ -22,7 +24,7 @@ import {
 
 const tags = ["End users"];
 
-export function endUsersModule(deps: AppDeps) {
+function endUsersRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "end-users", prefix: "/api/v1/end-users" })
     .use(authPlugin(deps))
     .post(
@@ -126,3 +128,10 @@ export function endUsersModule(deps: AppDeps) {
       },
     );
 }
+
+export const endUsersModule: ServiceModule = {
+  name: "end-users",
+  routes: endUsersRoutes,
+  // Erasures made by other processes reach this app's caches through NOTIFY.
+  start: (deps) => bridgeErasureNotifications(deps.database, deps.logger, deps.events.endUserErased),
+};

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { createExperiment } from "./create";
 import { getExperiment, listExperiments } from "./list";
 import { getExperimentResults } from "./results";
@@ -19,7 +20,7 @@ const tags = ["Experiments"];
 const auth = { mode: "keyOrJwt" } as const;
 const secretOnly = "Secret API key or user JWT; publishable keys answer 403.";
 
-export function experimentsModule(deps: AppDeps) {
+function experimentsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "experiments", prefix: "/api/v1/experiments" })
     .use(authPlugin(deps))
     .post(
@@ -111,3 +112,8 @@ export function experimentsModule(deps: AppDeps) {
       },
     );
 }
+
+export const experimentsModule: ServiceModule = {
+  name: "experiments",
+  routes: experimentsRoutes,
+};

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 
 const HealthAuthResponse = t.Object({
   status: t.Literal("ok"),
@@ -16,7 +17,7 @@ const detail = {
 };
 
 /** GET /health/auth, also at /api/v1/health/auth: "does my API key work?". */
-export function healthAuthModule(deps: AppDeps) {
+function healthAuthRoutes(deps: AppDeps) {
   const answer = ({ tenant }: { tenant: { accountId: number; account: { plan: string } } }) => ({
     status: "ok" as const,
     account_id: tenant.accountId,
@@ -31,3 +32,9 @@ export function healthAuthModule(deps: AppDeps) {
       detail,
     });
 }
+
+/** The authenticated health route, mounted after the account routes. */
+export const healthAuthModule: ServiceModule = {
+  name: "health-auth",
+  routes: healthAuthRoutes,
+};

@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
+import type { ServiceModule } from "../module";
 import { HealthResponse } from "./schemas";
 
-export function healthModule(deps: AppDeps) {
+function healthRoutes(deps: AppDeps) {
   const startedAt = Date.now();
   return new Elysia({ name: "health" }).get(
     "/health",
@@ -27,3 +28,8 @@ export function healthModule(deps: AppDeps) {
     },
   );
 }
+
+export const healthModule: ServiceModule = {
+  name: "health",
+  routes: healthRoutes,
+};

@@ -1,15 +1,18 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
+import { remainingCatalogueCapacity } from "../plans/limits";
 import { getBatchJob } from "./get";
 import { listBatchJobs } from "./list";
+import { ingestionJobKind } from "./process";
 import { BatchAccepted, BatchJobStatus, BatchListQuery, BatchPath, BatchRequest } from "./schemas";
 import { submitBatch } from "./submit";
 
 const tags = ["Bulk ingestion"];
 
-export function ingestionModule(deps: AppDeps) {
+function ingestionRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "ingestion", prefix: "/api/v1/ingestion" })
     .use(authPlugin(deps))
     .post(
@@ -63,3 +66,17 @@ export function ingestionModule(deps: AppDeps) {
       },
     );
 }
+
+export const ingestionModule: ServiceModule = {
+  name: "ingestion",
+  routes: ingestionRoutes,
+  jobKinds: (deps) => [
+    ingestionJobKind({
+      database: deps.database,
+      config: deps.config,
+      capacity: (tx, accountId, kind) => remainingCatalogueCapacity(deps, tx, accountId, kind),
+      onApplied: (accountId, records) => deps.usageMeter.record(accountId, { ingestedRecords: records }),
+      events: deps.events,
+    }),
+  ],
+};

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { recordUsage } from "../usage/record";
 import { createInteraction } from "./create";
 import { listInteractions } from "./list";
@@ -9,7 +10,7 @@ import { Interaction, InteractionCreate, InteractionListQuery, InteractionPage }
 
 const tags = ["Interactions"];
 
-export function interactionsModule(deps: AppDeps) {
+function interactionsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "interactions", prefix: "/api/v1/interactions" })
     .use(authPlugin(deps))
     .get("/", ({ tenant, query }) => listInteractions({ ctx: tenant, deps, input: query }), {
@@ -49,3 +50,8 @@ export function interactionsModule(deps: AppDeps) {
       },
     );
 }
+
+export const interactionsModule: ServiceModule = {
+  name: "interactions",
+  routes: interactionsRoutes,
+};

@@ -3,15 +3,16 @@
  * Both are in the OpenAPI document under the "Operations" tag so operators can find them.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { authorizeMetrics } from "./authorize-metrics";
 import { MetricsResponses, ReadyResponses } from "./schemas";
 import { scrapeMetrics } from "./scrape-metrics";
 
 const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-export function opsModule(deps: AppDeps) {
+function opsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "ops" })
     .get(
       "/metrics",
@@ -64,3 +65,8 @@ export function opsModule(deps: AppDeps) {
       },
     );
 }
+
+export const opsModule: ServiceModule = {
+  name: "ops",
+  routes: opsRoutes,
+};

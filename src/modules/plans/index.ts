@@ -1,12 +1,13 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { PlanTable } from "./schemas";
 
 export { assertCatalogueCapacity, assertTrainingAllowed, trainingsPerDayOf } from "./limits";
 export { effectivePlan, planOf } from "./plan-of";
 
-export function plansModule(deps: AppDeps) {
+function plansRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "plans", prefix: "/api/v1/plans" }).get("/", () => deps.plans, {
     response: { 200: PlanTable },
     detail: {
@@ -19,3 +20,9 @@ export function plansModule(deps: AppDeps) {
     },
   });
 }
+
+export const plansModule: ServiceModule = {
+  name: "plans",
+  routes: plansRoutes,
+  guards: (deps) => [deps.planEnforcer.guard],
+};

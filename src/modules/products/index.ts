@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { recordUsage } from "../usage/record";
 import { createProduct } from "./create";
 import { deleteProduct } from "./delete";
@@ -21,7 +22,7 @@ import { updateProduct } from "./update";
 
 const tags = ["Products"];
 
-export function productsModule(deps: AppDeps) {
+function productsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "products", prefix: "/api/v1/products" })
     .use(authPlugin(deps))
     .post(
@@ -131,3 +132,8 @@ export function productsModule(deps: AppDeps) {
       },
     );
 }
+
+export const productsModule: ServiceModule = {
+  name: "products",
+  routes: productsRoutes,
+};

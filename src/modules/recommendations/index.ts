@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { preRenderedJson } from "./respond";
 import {
   CartQuery,
@@ -56,7 +57,7 @@ function sendPreRendered({
   return json as unknown as Response;
 }
 
-export function recommendationsModule(deps: AppDeps) {
+function recommendationsRoutes(deps: AppDeps) {
   const categoryDetail = {
     tags,
     summary: "Products of a category",
@@ -252,3 +253,8 @@ export function recommendationsModule(deps: AppDeps) {
       },
     );
 }
+
+export const recommendationsModule: ServiceModule = {
+  name: "recommendations",
+  routes: recommendationsRoutes,
+};

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { getSandboxStatus } from "./get-status";
 import { quickStartSandbox } from "./quick-start";
 import { resetSandbox } from "./reset";
@@ -9,7 +10,7 @@ import { QuickStartResult, ResetResult, SandboxStatus } from "./schemas";
 
 const tags = ["Sandbox"];
 
-export function sandboxModule(deps: AppDeps) {
+function sandboxRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "sandbox", prefix: "/api/v1/sandbox" })
     .use(authPlugin(deps))
     .get("/status", ({ tenant }) => getSandboxStatus({ ctx: tenant, deps }), {
@@ -47,3 +48,8 @@ export function sandboxModule(deps: AppDeps) {
       },
     });
 }
+
+export const sandboxModule: ServiceModule = {
+  name: "sandbox",
+  routes: sandboxRoutes,
+};

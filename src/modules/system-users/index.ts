@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { deleteCurrentUser } from "./delete";
 import { getCurrentUser } from "./get";
 import { UserResponse, UserUpdate } from "./schemas";
@@ -9,7 +10,7 @@ import { updateCurrentUser } from "./update";
 
 const tags = ["Users"];
 
-export function systemUsersModule(deps: AppDeps) {
+function systemUsersRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "system-users", prefix: "/api/v1/system-users" })
     .use(authPlugin(deps))
     .get("/me", ({ tenant }) => getCurrentUser({ ctx: tenant, deps }), {
@@ -55,3 +56,8 @@ export function systemUsersModule(deps: AppDeps) {
       },
     );
 }
+
+export const systemUsersModule: ServiceModule = {
+  name: "system-users",
+  routes: systemUsersRoutes,
+};

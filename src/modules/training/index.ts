@@ -1,7 +1,9 @@
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { trainingJobKind } from "../../training/job-kind";
+import type { ServiceModule } from "../module";
 import { enqueueTraining } from "./enqueue";
 import { getTrainingJob } from "./get-job";
 import { getPipelineStatus } from "./get-status";
@@ -21,7 +23,7 @@ import {
 const tags = ["Training pipeline"];
 const auth = { mode: "keyOrJwt" } as const;
 
-export function trainingModule(deps: AppDeps) {
+function trainingRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "training", prefix: "/api/v1/pipeline" })
     .use(authPlugin(deps))
     .post(
@@ -98,3 +100,9 @@ export function trainingModule(deps: AppDeps) {
       },
     });
 }
+
+export const trainingModule: ServiceModule = {
+  name: "training",
+  routes: trainingRoutes,
+  jobKinds: (deps) => [trainingJobKind(deps)],
+};

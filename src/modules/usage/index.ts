@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { getUsageStatistics } from "./get-statistics";
 import { listUsagePoints } from "./list-points";
 import { UsagePoints, UsageQuery, UsageStatistics, UsageSummary } from "./schemas";
@@ -10,7 +11,7 @@ import { summarizeUsage } from "./summarize";
 export { recordUsage } from "./record";
 
 /** Usage reports. Requests are metered by the plan guard; other modules count work with recordUsage. */
-export function usageModule(deps: AppDeps) {
+function usageRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "usage", prefix: "/api/v1" })
     .use(authPlugin(deps))
     .get("/accounts/usage", ({ tenant }) => getUsageStatistics({ ctx: tenant, deps }), {
@@ -46,3 +47,8 @@ export function usageModule(deps: AppDeps) {
       },
     });
 }
+
+export const usageModule: ServiceModule = {
+  name: "usage",
+  routes: usageRoutes,
+};

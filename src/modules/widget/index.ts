@@ -3,9 +3,10 @@
  * the widget shows for a recommendation answer (a publishable key with `recommendations:read` may call it).
  */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../../deps";
+import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import type { ServiceModule } from "../module";
 import { listProductCards } from "./list-cards";
 import { ProductCards, ProductCardsQuery } from "./schemas";
 import { widgetScript } from "./script";
@@ -13,7 +14,7 @@ import { widgetScript } from "./script";
 /** Shops embed the unversioned URL, so a release reaches their pages within ten minutes; ETag saves the bytes. */
 const SCRIPT_CACHE_CONTROL = "public, max-age=600";
 
-export function widgetModule(deps: AppDeps) {
+function widgetRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "widget" })
     .use(authPlugin(deps))
     .get(
@@ -66,3 +67,8 @@ export function widgetModule(deps: AppDeps) {
       },
     );
 }
+
+export const widgetModule: ServiceModule = {
+  name: "widget",
+  routes: widgetRoutes,
+};
