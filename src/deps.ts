@@ -135,7 +135,9 @@ export async function createDeps(
     metrics,
     artifacts,
   });
-  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
+  jobs.registerJobKind(
+    trainingJobKind({ database, logger, snapshots, metrics, artifacts, databaseUrl: config.databaseUrl }),
+  );
   const recommendations = new RecommendationService(database, logger, snapshots);
   const attributions = new AttributionQueue(database, recommendations.logs, logger);
   const experiments = new RunningExperiments(database, logger);

@@ -5,7 +5,8 @@
  * up), from the moment the training job is queued until the published model's snapshot is being served, plus
  * a short tail. Worst and p99 latency of those requests are the figures; the goal is a worst under 100 ms.
  *
- * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]`.
+ * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]
+ * [--keep-log FILE] [--cpu-prof DIR]`.
  */
 import { generateSynthetic } from "../data/synthetic";
 import { type ApiClient, ingestSynthetic, publishedRoutes, registerTenant } from "../lib/api";
@@ -23,6 +24,11 @@ export interface StallOptions {
   log(message: string): void;
   /** Copy the service's log here (and its slow /health requests beside it) before it stops. */
   keepLogAs?: string;
+  /**
+   * Profile the service's main thread (Bun's sampling profiler, written here when it stops); samples carry
+   * wall-clock times, so the slow requests kept beside the log show what ran while they waited.
+   */
+  cpuProfileDir?: string;
 }
 
 export interface StallResult {
@@ -58,7 +64,13 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       repoRoot: options.repoRoot,
       ...(db ? { databaseUrl: db.url } : {}),
       // The tenant has one model: a snapshot cache too small for it would measure evictions, not training.
-      env: { SNAPSHOT_CACHE_MB: "4096", LOG_LEVEL: "info" },
+      env: {
+        SNAPSHOT_CACHE_MB: "4096",
+        LOG_LEVEL: "info",
+        ...(options.cpuProfileDir === undefined
+          ? {}
+          : { BUN_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}` }),
+      },
     });
     const tenant = await registerTenant(server.baseUrl, await publishedRoutes(server.baseUrl), "stall");
     const seedStarted = performance.now();
@@ -229,6 +241,9 @@ if (import.meta.main) {
     products: Number(arg("products", "100000")),
     interactions: Number(arg("interactions", "100000")),
     ...(process.argv.includes("--keep-log") ? { keepLogAs: arg("keep-log", "/tmp/training-stall.log") } : {}),
+    ...(process.argv.includes("--cpu-prof")
+      ? { cpuProfileDir: arg("cpu-prof", "/tmp/training-stall-prof") }
+      : {}),
     log: (m) => process.stderr.write(`  [training-stall ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
   });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

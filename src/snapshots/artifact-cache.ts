@@ -36,7 +36,8 @@ export class ArtifactCache {
   readonly primary: boolean;
 
   constructor(
-    private readonly dir: string,
+    /** The directory the files are kept in. */
+    readonly dir: string,
     private readonly logger: Logger,
     options: ArtifactCacheOptions = {},
   ) {
