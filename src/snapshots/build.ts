@@ -115,10 +115,10 @@ async function decode(database: Database, row: ModelRow, cache: ArtifactCache | 
  */
 const cataloguePages = (database: Database): PageBudget =>
   database.kind === "pglite"
-    ? new PageBudget({ initial: 500, min: 100, max: 10_000, budgetMs: 10 })
+    ? new PageBudget({ initial: 1_000, min: 250, max: 10_000, budgetMs: 10 })
     : new PageBudget({ initial: 10_000, min: 10_000, max: 10_000, budgetMs: 10 });
 /** Table rows built between two turns of the event loop. */
-const BUILD_SLICE = 20_000;
+const BUILD_SLICE = 5_000;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -194,13 +194,13 @@ async function columnsPage<T>(
   rows: SQL,
   columns: SQL,
 ): Promise<{ columns: T; rows: number; last: number }> {
-  const started = performance.now();
+  const started = pages.start();
   const [result] = await database.rows<{ columns: unknown; n: number; last: number | null }>(sql`
     select json_build_object(${columns}) as columns, count(*)::int as n, max(id)::float8 as last
     from (${rows}) p`);
   const parsed = typeof result?.columns === "string" ? JSON.parse(result.columns) : result?.columns;
   const n = Number(result?.n ?? 0);
-  pages.took(performance.now() - started, n);
+  pages.took(started, n);
   // A turn of the event loop after each page: PGlite's statements resolve as promise jobs, so consecutive
   // pages would otherwise run back to back without a request answered in between.
   await nextTurn();

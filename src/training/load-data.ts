@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { EventType } from "../engine";
-import { PageBudget } from "../snapshots/page-budget";
+import { PageBudget, type PageMark } from "../snapshots/page-budget";
 import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 
 export interface TrainingData {
@@ -33,8 +33,8 @@ export interface TrainingData {
 const pagesOf = (database: Database, table: "products" | "interactions"): PageBudget =>
   database.kind === "pglite"
     ? table === "products"
-      ? new PageBudget({ initial: 200, min: 50, max: 2_000, budgetMs: 10 })
-      : new PageBudget({ initial: 1_000, min: 200, max: 10_000, budgetMs: 10 })
+      ? new PageBudget({ initial: 250, min: 100, max: 2_000, budgetMs: 10 })
+      : new PageBudget({ initial: 2_000, min: 500, max: 10_000, budgetMs: 10 })
     : table === "products"
       ? new PageBudget({ initial: 5_000, min: 5_000, max: 5_000, budgetMs: 10 })
       : new PageBudget({ initial: 20_000, min: 20_000, max: 20_000, budgetMs: 10 });
@@ -106,10 +106,10 @@ export async function loadTrainingData(
   const pages = pagesOf(database, "interactions");
   let span = expected > 0 ? Math.max(1, Math.ceil(((hi - lo + 1) * pages.rows) / expected)) : 1;
   let from = lo;
-  let requestedAt = 0;
+  let requestedAt: PageMark | undefined;
   const nextPage = (): Promise<EventRow[]> | undefined => {
     if (from > hi) return undefined;
-    requestedAt = performance.now();
+    requestedAt = pages.start();
     const to = Math.min(hi + 1, from + span);
     const page = database.rows<EventRow>(sql`
       select end_user_id::float8 as u, product_id::float8 as p, ${EVENT_TYPE_SQL} as t, value as v,
@@ -125,7 +125,7 @@ export async function loadTrainingData(
   let pending = nextPage();
   while (pending !== undefined) {
     const rows = await pending;
-    const startedAt = requestedAt;
+    const startedAt = requestedAt!;
     const pageRows = pages.rows;
     if (rows.length > 2 * pageRows) span = Math.max(1, Math.floor(span / 2));
     else if (rows.length < pageRows / 2) span *= 2;
@@ -163,7 +163,7 @@ export async function loadTrainingData(
     }
     seen += rows.length;
     onPage?.(seen, expected);
-    pages.took(performance.now() - startedAt, rows.length);
+    pages.took(startedAt, rows.length);
     await betweenPages();
     if (!prefetch) pending = nextPage();
   }
@@ -200,7 +200,7 @@ async function loadItems(database: Database, accountId: number) {
   let cursor = 0;
   for (;;) {
     const pageRows = pages.rows;
-    const startedAt = performance.now();
+    const startedAt = pages.start();
     const rows = await database.rows<ProductRow>(sql`
       select id::float8 as product_id, external_id, name, description, price, category, brand, attributes
       from products
@@ -221,7 +221,7 @@ async function loadItems(database: Database, accountId: number) {
         attributes: primitiveAttributes(row.attributes),
       });
     }
-    pages.took(performance.now() - startedAt, rows.length);
+    pages.took(startedAt, rows.length);
     if (rows.length < pageRows) break;
     cursor = Number(rows[rows.length - 1]!.product_id);
     await betweenPages();
