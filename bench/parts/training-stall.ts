@@ -6,14 +6,22 @@
  * a short tail. Worst and p99 latency of those requests are the figures; the goal is a worst under 100 ms.
  *
  * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]
- * [--keep-log FILE] [--cpu-prof DIR]`.
+ * [--keep-log FILE] [--cpu-prof DIR] [--dataset movielens-latest-small|rees46|movielens-100k]`.
  */
+import { loadRealDataset, REAL_DATASETS, type RealDatasetName } from "../data/loaders";
 import { generateSynthetic } from "../data/synthetic";
-import { type ApiClient, ingestSynthetic, publishedRoutes, registerTenant } from "../lib/api";
+import {
+  type ApiClient,
+  ingestSynthetic,
+  publishedRoutes,
+  registerTenant,
+  waitForIngestionJob,
+} from "../lib/api";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
 import { userId } from "../lib/records";
 import { type RunningServer, startChildServer } from "../lib/server";
 import { NotAvailable } from "../lib/types";
+import { interactionBodies, productBodies } from "../quality-served";
 
 export interface StallOptions {
   repoRoot: string;
@@ -29,6 +37,11 @@ export interface StallOptions {
    * wall-clock times, so the slow requests kept beside the log show what ran while they waited.
    */
   cpuProfileDir?: string;
+  /**
+   * Seed one of the shared real data sets (all its interactions) instead of the synthetic catalogue, and
+   * train it as a shop would (no options: the engine's search runs).
+   */
+  dataset?: { dir: string; name: RealDatasetName };
 }
 
 export interface StallResult {
@@ -85,8 +98,9 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       "POST",
       "/api/v1/pipeline/train",
       // A fixed configuration (the search would fit a dozen candidates): what is measured is the service
-      // around the fit, and the artifact's size is set by the catalogue either way.
-      { algorithm: "als", regularization: 0.05, iterations: 8 },
+      // around the fit, and the artifact's size is set by the catalogue either way. A real data set is
+      // trained with the defaults, as a shop would.
+      options.dataset === undefined ? { algorithm: "als", regularization: 0.05, iterations: 8 } : {},
       [202],
     );
     await waitForJob(tenant.client, Number(job.jobId));
@@ -145,6 +159,15 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
 }
 
 async function seed(client: ApiClient, options: StallOptions): Promise<void> {
+  if (options.dataset !== undefined) {
+    const ds = loadRealDataset(options.dataset.dir, options.dataset.name);
+    options.log(
+      `${options.dataset.name}: ${ds.itemIds.length} products, ${ds.events.user.length} interactions`,
+    );
+    await sendAll(client, "products", productBodies(ds));
+    await sendAll(client, "interactions", interactionBodies(ds));
+    return;
+  }
   const nUsers = Math.max(100, Math.round(options.interactions / 40));
   const data = generateSynthetic({
     interactions: options.interactions,
@@ -154,6 +177,21 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
     withMeta: true,
   });
   await ingestSynthetic(client, data, options.log);
+}
+
+/** Records through the batch route, a batch at a time, each applied before the next is sent. */
+async function sendAll(
+  client: ApiClient,
+  kind: "products" | "interactions",
+  records: unknown[],
+): Promise<void> {
+  const batch = 5_000;
+  for (let i = 0; i < records.length; i += batch) {
+    const body = { products: [], users: [], interactions: [], [kind]: records.slice(i, i + batch) };
+    const accepted = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
+    const done = await waitForIngestionJob(client, Number(accepted.jobId), 600_000);
+    if (done.status === "failed") throw new Error(`ingestion job failed: ${done.failureReason}`);
+  }
 }
 
 interface Sample {
@@ -227,6 +265,13 @@ async function waitForSnapshot(baseUrl: string, accountId: number): Promise<void
     await Bun.sleep(100);
   }
   throw new Error(`the snapshot of account ${accountId} was not loaded within 10 minutes`);
+}
+
+function datasetName(name: string): RealDatasetName {
+  if (!(REAL_DATASETS as readonly string[]).includes(name)) {
+    throw new Error(`unknown data set ${name}; known: ${REAL_DATASETS.join(", ")}`);
+  }
+  return name as RealDatasetName;
 }
 
 if (import.meta.main) {
