@@ -289,6 +289,14 @@ if (import.meta.main) {
     ...(process.argv.includes("--cpu-prof")
       ? { cpuProfileDir: arg("cpu-prof", "/tmp/training-stall-prof") }
       : {}),
+    ...(process.argv.includes("--dataset")
+      ? {
+          dataset: {
+            dir: arg("datasets", `${import.meta.dir}/../../../shared/datasets`),
+            name: datasetName(arg("dataset", "movielens-latest-small")),
+          },
+        }
+      : {}),
     log: (m) => process.stderr.write(`  [training-stall ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
   });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
