@@ -56,14 +56,12 @@ export async function buildSnapshot(
   const items = await itemTable(decoded, products);
   const users = await userTable(decoded.endUserIds, endUsers);
 
-  const stringBytes = (values: readonly (string | null)[]) =>
-    values.reduce((sum, v) => sum + 48 + 2 * (v?.length ?? 0), 0);
   const itemBytes =
     items.count * (8 + 8 + 4 + 4 + 1 + 1) * 2 +
-    stringBytes(items.externalIds) * 2 +
-    stringBytes(items.names) +
-    stringBytes(items.categories) +
-    stringBytes(items.brands);
+    (await stringBytes(items.externalIds)) * 2 +
+    (await stringBytes(items.names)) +
+    (await stringBytes(items.categories)) +
+    (await stringBytes(items.brands));
   const userBytes = users.table.indexByExternalId.size * 96;
   const baseBytes = decoded.modelBytes + itemBytes + userBytes;
   const derived = new DerivedState();
@@ -207,10 +205,23 @@ async function columnsPage<T>(
   return { columns: parsed as T, rows: n, last: Number(result?.last ?? 0) };
 }
 
+/** Estimated resident bytes of a column of strings, counted in slices. */
+async function stringBytes(values: readonly (string | null)[]): Promise<number> {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0 && i % BUILD_SLICE === 0) await nextTurn();
+    sum += 48 + 2 * (values[i]?.length ?? 0);
+  }
+  return sum;
+}
+
 async function itemTable(envelope: DecodedArtifact, products: ProductColumns): Promise<SnapshotItems> {
   const n = envelope.productIds.length;
   const rowOf = new Map<number, number>();
-  for (let r = 0; r < products.id.length; r++) rowOf.set(Number(products.id[r]), r);
+  for (let r = 0; r < products.id.length; r++) {
+    if (r > 0 && r % BUILD_SLICE === 0) await nextTurn();
+    rowOf.set(Number(products.id[r]), r);
+  }
   const names: string[] = new Array(n);
   const categories: string[] = new Array(n);
   const brands: (string | null)[] = new Array(n);
@@ -264,8 +275,10 @@ async function userTable(
   endUsers: EndUserColumns,
 ): Promise<{ table: SnapshotUsers }> {
   const externalById = new Map<number, string>();
-  for (let r = 0; r < endUsers.id.length; r++)
+  for (let r = 0; r < endUsers.id.length; r++) {
+    if (r > 0 && r % BUILD_SLICE === 0) await nextTurn();
     externalById.set(Number(endUsers.id[r]), endUsers.externalId[r]!);
+  }
   const indexByExternalId = new Map<string, number>();
   for (let u = 0; u < endUserIds.length; u++) {
     if (u > 0 && u % BUILD_SLICE === 0) await nextTurn();
