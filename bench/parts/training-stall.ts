@@ -185,7 +185,7 @@ async function sendAll(
   kind: "products" | "interactions",
   records: unknown[],
 ): Promise<void> {
-  const batch = 5_000;
+  const batch = 1_000;
   for (let i = 0; i < records.length; i += batch) {
     const body = { products: [], users: [], interactions: [], [kind]: records.slice(i, i + batch) };
     const accepted = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
