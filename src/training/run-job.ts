@@ -1,8 +1,9 @@
 /**
  * One training job, as a pipeline of plain steps: load (in the worker on Postgres; on PGlite, which runs on
- * the main thread, page by page there) → fit and evaluate (Bun Worker) → store and decide publication (one transaction) → announce. A job interrupted at
- * any point is simply trained again from the start by the next claim: nothing is written before the final
- * transaction, so a retry can never publish twice.
+ * the main thread, page by page there) → fit and evaluate (Bun Worker) → store and decide publication (one
+ * transaction; in the worker on Postgres) → announce. A job interrupted at any point is simply trained again
+ * from the start by the next claim: nothing is written before the final transaction, so a retry can never
+ * publish twice.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -116,7 +117,7 @@ export async function runTrainingJob(
 
   // The worker encodes the artifact and writes it to a staging file: on the embedded store that file is the
   // only copy (nothing of its size goes through PGlite, which runs on this thread), on Postgres it becomes
-  // this process's local copy while the bytes also come back for the database.
+  // this process's local copy while the worker also writes the bytes into the database.
   const files = deps.artifacts;
   const staging = files === undefined ? null : await files.stagingPath(job.accountId, job.id);
   const keepBytes = files?.primary !== true;
