@@ -89,7 +89,9 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
     const seedStarted = performance.now();
     await seed(tenant.client, options);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
-    options.log(`seeded ${options.products} products in ${seedSeconds.toFixed(1)} s`);
+    options.log(
+      `seeded ${options.dataset?.name ?? `${options.products} products`} in ${seedSeconds.toFixed(1)} s`,
+    );
 
     options.log("training");
     const poller = pollHealth(server.baseUrl);
