@@ -87,7 +87,7 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
     });
     const tenant = await registerTenant(server.baseUrl, await publishedRoutes(server.baseUrl), "stall");
     const seedStarted = performance.now();
-    await seed(tenant.client, options);
+    const seeded = await seed(tenant.client, options);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     options.log(
       `seeded ${options.dataset?.name ?? `${options.products} products`} in ${seedSeconds.toFixed(1)} s`,
@@ -135,8 +135,8 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
     return {
       store: options.store,
-      products: options.products,
-      interactions: options.interactions,
+      products: seeded.products,
+      interactions: seeded.interactions,
       requests: samples.length,
       failed: samples.filter((s) => !s.ok).length,
       worstMs: latencies[latencies.length - 1] ?? NaN,
@@ -160,7 +160,11 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
   }
 }
 
-async function seed(client: ApiClient, options: StallOptions): Promise<void> {
+/** Seeds the tenant; returns how many products and interactions were sent. */
+async function seed(
+  client: ApiClient,
+  options: StallOptions,
+): Promise<{ products: number; interactions: number }> {
   if (options.dataset !== undefined) {
     const ds = loadRealDataset(options.dataset.dir, options.dataset.name);
     options.log(
@@ -168,7 +172,7 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
     );
     await sendAll(client, "products", productBodies(ds));
     await sendAll(client, "interactions", interactionBodies(ds));
-    return;
+    return { products: ds.itemIds.length, interactions: ds.events.user.length };
   }
   const nUsers = Math.max(100, Math.round(options.interactions / 40));
   const data = generateSynthetic({
@@ -179,6 +183,7 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
     withMeta: true,
   });
   await ingestSynthetic(client, data, options.log);
+  return { products: options.products, interactions: options.interactions };
 }
 
 /** Records through the batch route, a batch at a time, each applied before the next is sent. */
