@@ -140,7 +140,9 @@ export async function createDeps(
     metrics,
     artifacts,
   });
-  jobs.registerJobKind(trainingJobKind({ database, logger, snapshots, metrics, artifacts }));
+  jobs.registerJobKind(
+    trainingJobKind({ database, logger, snapshots, metrics, artifacts, databaseUrl: config.databaseUrl }),
+  );
   const recommendations = new RecommendationService(database, logger, snapshots, {
     ...(options.servingTuning === undefined ? {} : { tuning: options.servingTuning }),
   });
