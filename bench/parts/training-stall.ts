@@ -5,14 +5,23 @@
  * up), from the moment the training job is queued until the published model's snapshot is being served, plus
  * a short tail. Worst and p99 latency of those requests are the figures; the goal is a worst under 100 ms.
  *
- * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]`.
+ * Runnable alone: `bun bench/parts/training-stall.ts [--postgres] [--products N] [--interactions N]
+ * [--keep-log FILE] [--cpu-prof DIR] [--dataset movielens-latest-small|rees46|movielens-100k]`.
  */
+import { loadRealDataset, REAL_DATASETS, type RealDatasetName } from "../data/loaders";
 import { generateSynthetic } from "../data/synthetic";
-import { type ApiClient, ingestSynthetic, publishedRoutes, registerTenant } from "../lib/api";
+import {
+  type ApiClient,
+  ingestSynthetic,
+  publishedRoutes,
+  registerTenant,
+  waitForIngestionJob,
+} from "../lib/api";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
 import { userId } from "../lib/records";
 import { type RunningServer, startChildServer } from "../lib/server";
 import { NotAvailable } from "../lib/types";
+import { interactionBodies, productBodies } from "../quality-served";
 
 export interface StallOptions {
   repoRoot: string;
@@ -23,6 +32,16 @@ export interface StallOptions {
   log(message: string): void;
   /** Copy the service's log here (and its slow /health requests beside it) before it stops. */
   keepLogAs?: string;
+  /**
+   * Profile the service's main thread (Bun's sampling profiler, written here when it stops); samples carry
+   * wall-clock times, so the slow requests kept beside the log show what ran while they waited.
+   */
+  cpuProfileDir?: string;
+  /**
+   * Seed one of the shared real data sets (all its interactions) instead of the synthetic catalogue, and
+   * train it as a shop would (no options: the engine's search runs).
+   */
+  dataset?: { dir: string; name: RealDatasetName };
 }
 
 export interface StallResult {
@@ -58,13 +77,21 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       repoRoot: options.repoRoot,
       ...(db ? { databaseUrl: db.url } : {}),
       // The tenant has one model: a snapshot cache too small for it would measure evictions, not training.
-      env: { SNAPSHOT_CACHE_MB: "4096", LOG_LEVEL: "info" },
+      env: {
+        SNAPSHOT_CACHE_MB: "4096",
+        LOG_LEVEL: "info",
+        ...(options.cpuProfileDir === undefined
+          ? {}
+          : { BUN_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}` }),
+      },
     });
     const tenant = await registerTenant(server.baseUrl, await publishedRoutes(server.baseUrl), "stall");
     const seedStarted = performance.now();
-    await seed(tenant.client, options);
+    const seeded = await seed(tenant.client, options);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
-    options.log(`seeded ${options.products} products in ${seedSeconds.toFixed(1)} s`);
+    options.log(
+      `seeded ${options.dataset?.name ?? `${options.products} products`} in ${seedSeconds.toFixed(1)} s`,
+    );
 
     options.log("training");
     const poller = pollHealth(server.baseUrl);
@@ -73,8 +100,9 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       "POST",
       "/api/v1/pipeline/train",
       // A fixed configuration (the search would fit a dozen candidates): what is measured is the service
-      // around the fit, and the artifact's size is set by the catalogue either way.
-      { algorithm: "als", regularization: 0.05, iterations: 8 },
+      // around the fit, and the artifact's size is set by the catalogue either way. A real data set is
+      // trained with the defaults, as a shop would.
+      options.dataset === undefined ? { algorithm: "als", regularization: 0.05, iterations: 8 } : {},
       [202],
     );
     await waitForJob(tenant.client, Number(job.jobId));
@@ -107,8 +135,8 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
     return {
       store: options.store,
-      products: options.products,
-      interactions: options.interactions,
+      products: seeded.products,
+      interactions: seeded.interactions,
       requests: samples.length,
       failed: samples.filter((s) => !s.ok).length,
       worstMs: latencies[latencies.length - 1] ?? NaN,
@@ -132,7 +160,20 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
   }
 }
 
-async function seed(client: ApiClient, options: StallOptions): Promise<void> {
+/** Seeds the tenant; returns how many products and interactions were sent. */
+async function seed(
+  client: ApiClient,
+  options: StallOptions,
+): Promise<{ products: number; interactions: number }> {
+  if (options.dataset !== undefined) {
+    const ds = loadRealDataset(options.dataset.dir, options.dataset.name);
+    options.log(
+      `${options.dataset.name}: ${ds.itemIds.length} products, ${ds.events.user.length} interactions`,
+    );
+    await sendAll(client, "products", productBodies(ds));
+    await sendAll(client, "interactions", interactionBodies(ds));
+    return { products: ds.itemIds.length, interactions: ds.events.user.length };
+  }
   const nUsers = Math.max(100, Math.round(options.interactions / 40));
   const data = generateSynthetic({
     interactions: options.interactions,
@@ -142,6 +183,22 @@ async function seed(client: ApiClient, options: StallOptions): Promise<void> {
     withMeta: true,
   });
   await ingestSynthetic(client, data, options.log);
+  return { products: options.products, interactions: options.interactions };
+}
+
+/** Records through the batch route, a batch at a time, each applied before the next is sent. */
+async function sendAll(
+  client: ApiClient,
+  kind: "products" | "interactions",
+  records: unknown[],
+): Promise<void> {
+  const batch = 1_000;
+  for (let i = 0; i < records.length; i += batch) {
+    const body = { products: [], users: [], interactions: [], [kind]: records.slice(i, i + batch) };
+    const accepted = await client.expect("POST", "/api/v1/ingestion/batch", body, [202]);
+    const done = await waitForIngestionJob(client, Number(accepted.jobId), 600_000);
+    if (done.status === "failed") throw new Error(`ingestion job failed: ${done.failureReason}`);
+  }
 }
 
 interface Sample {
@@ -217,6 +274,13 @@ async function waitForSnapshot(baseUrl: string, accountId: number): Promise<void
   throw new Error(`the snapshot of account ${accountId} was not loaded within 10 minutes`);
 }
 
+function datasetName(name: string): RealDatasetName {
+  if (!(REAL_DATASETS as readonly string[]).includes(name)) {
+    throw new Error(`unknown data set ${name}; known: ${REAL_DATASETS.join(", ")}`);
+  }
+  return name as RealDatasetName;
+}
+
 if (import.meta.main) {
   const arg = (name: string, fallback: string) => {
     const i = process.argv.indexOf(`--${name}`);
@@ -229,6 +293,17 @@ if (import.meta.main) {
     products: Number(arg("products", "100000")),
     interactions: Number(arg("interactions", "100000")),
     ...(process.argv.includes("--keep-log") ? { keepLogAs: arg("keep-log", "/tmp/training-stall.log") } : {}),
+    ...(process.argv.includes("--cpu-prof")
+      ? { cpuProfileDir: arg("cpu-prof", "/tmp/training-stall-prof") }
+      : {}),
+    ...(process.argv.includes("--dataset")
+      ? {
+          dataset: {
+            dir: arg("datasets", `${import.meta.dir}/../../../shared/datasets`),
+            name: datasetName(arg("dataset", "movielens-latest-small")),
+          },
+        }
+      : {}),
     log: (m) => process.stderr.write(`  [training-stall ${new Date().toISOString().slice(11, 19)}] ${m}\n`),
   });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

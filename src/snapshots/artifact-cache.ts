@@ -39,7 +39,8 @@ export class ArtifactCache {
   private readonly pinned: (accountId: number) => readonly number[];
 
   constructor(
-    private readonly dir: string,
+    /** The directory the files are kept in. */
+    readonly dir: string,
     private readonly logger: Logger,
     options: ArtifactCacheOptions = {},
   ) {

@@ -8,6 +8,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { EventType } from "../engine";
+import { PageBudget, type PageMark } from "../snapshots/page-budget";
 import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 
 export interface TrainingData {
@@ -23,19 +24,21 @@ export interface TrainingData {
 }
 
 /**
- * Rows per page: every page is received and turned into objects on the thread that answers requests (and
- * on PGlite the statement itself runs there), so pages stay small. Measured with a 100k-product tenant on a
- * loaded 2-core host: 50,000 product rows per page held /health 1.2 s on Postgres, 5,000 held it 0.5 s on
- * PGlite; product rows (names, descriptions, attributes) cost far more than interaction rows (numbers).
+ * Rows per page. On PGlite every statement runs on the thread that answers requests, and its page's rows
+ * are turned into objects there too, so pages stay small (1,000 product rows, 5,000 interaction rows).
+ * Pages budgeted to ~10 ms of CPU each were tried: with PGlite's cost per statement the thread was busy for
+ * longer in all (p50 of /health 8 ms against 0.9 ms) and the worst request was not shorter. Product rows
+ * cost far more than interaction rows. On Postgres the data is read by the training worker on a connection
+ * of its own, off that thread, in large pages.
  */
-const pageRowsOf = (database: Database, table: "products" | "interactions") =>
-  table === "products"
-    ? database.kind === "pglite"
-      ? 1_000
-      : 5_000
-    : database.kind === "pglite"
-      ? 5_000
-      : 20_000;
+const pagesOf = (database: Database, table: "products" | "interactions"): PageBudget =>
+  database.kind === "pglite"
+    ? table === "products"
+      ? new PageBudget({ initial: 1_000, min: 1_000, max: 1_000, budgetMs: 10 })
+      : new PageBudget({ initial: 5_000, min: 5_000, max: 5_000, budgetMs: 10 })
+    : table === "products"
+      ? new PageBudget({ initial: 5_000, min: 5_000, max: 5_000, budgetMs: 10 })
+      : new PageBudget({ initial: 20_000, min: 20_000, max: 20_000, budgetMs: 10 });
 
 /**
  * A turn of the event loop between two pages: PGlite's statements resolve as promise jobs, so page after
@@ -101,11 +104,13 @@ export async function loadTrainingData(
   // the account's id density so a page holds about pageRows rows. No ORDER BY inside a page: sorting
   // spills to disk at default work_mem and the engine does not depend on event order. date_part (float8)
   // rather than extract (numeric since PG 14) keeps the timestamp conversion cheap.
-  const pageRows = pageRowsOf(database, "interactions");
-  let span = expected > 0 ? Math.max(1, Math.ceil(((hi - lo + 1) * pageRows) / expected)) : 1;
+  const pages = pagesOf(database, "interactions");
+  let span = expected > 0 ? Math.max(1, Math.ceil(((hi - lo + 1) * pages.rows) / expected)) : 1;
   let from = lo;
+  let requestedAt: PageMark | undefined;
   const nextPage = (): Promise<EventRow[]> | undefined => {
     if (from > hi) return undefined;
+    requestedAt = pages.start();
     const to = Math.min(hi + 1, from + span);
     const page = database.rows<EventRow>(sql`
       select end_user_id::float8 as u, product_id::float8 as p, ${EVENT_TYPE_SQL} as t, value as v,
@@ -115,14 +120,17 @@ export async function loadTrainingData(
     from = to;
     return page;
   };
+  // On Postgres the database works on the next page while this one is copied into the columns; on PGlite
+  // the next statement would run on this very thread, so it waits for its turn.
+  const prefetch = database.kind !== "pglite";
   let pending = nextPage();
   while (pending !== undefined) {
     const rows = await pending;
-    await betweenPages();
+    const startedAt = requestedAt!;
+    const pageRows = pages.rows;
     if (rows.length > 2 * pageRows) span = Math.max(1, Math.floor(span / 2));
     else if (rows.length < pageRows / 2) span *= 2;
-    // The database works on the next page while this one is copied into the columns.
-    pending = nextPage();
+    pending = prefetch ? nextPage() : undefined;
     for (const row of rows) {
       const dense = indexByProductId.get(Number(row.p));
       const t = Number(row.t);
@@ -156,6 +164,9 @@ export async function loadTrainingData(
     }
     seen += rows.length;
     onPage?.(seen, expected);
+    pages.took(startedAt, rows.length);
+    await betweenPages();
+    if (!prefetch) pending = nextPage();
   }
 
   const meanRating = new Float32Array(productIds.length);
@@ -182,13 +193,15 @@ export async function loadTrainingData(
 }
 
 async function loadItems(database: Database, accountId: number) {
-  const pageRows = pageRowsOf(database, "products");
+  const pages = pagesOf(database, "products");
   const items: EngineItemMeta[] = [];
   const ids: number[] = [];
   const externalIds: string[] = [];
   const indexByProductId = new Map<number, number>();
   let cursor = 0;
   for (;;) {
+    const pageRows = pages.rows;
+    const startedAt = pages.start();
     const rows = await database.rows<ProductRow>(sql`
       select id::float8 as product_id, external_id, name, description, price, category, brand, attributes
       from products
@@ -209,6 +222,7 @@ async function loadItems(database: Database, accountId: number) {
         attributes: primitiveAttributes(row.attributes),
       });
     }
+    pages.took(startedAt, rows.length);
     if (rows.length < pageRows) break;
     cursor = Number(rows[rows.length - 1]!.product_id);
     await betweenPages();

@@ -1,8 +1,9 @@
 /**
- * One training job, as a pipeline of plain steps: load (main thread, streaming from the database) → fit and
- * evaluate (Bun Worker) → store and decide publication (one transaction) → announce. A job interrupted at
- * any point is simply trained again from the start by the next claim: nothing is written before the final
- * transaction, so a retry can never publish twice.
+ * One training job, as a pipeline of plain steps: load (in the worker on Postgres; on PGlite, which runs on
+ * the main thread, page by page there) → fit and evaluate (Bun Worker) → store and decide publication (one
+ * transaction; in the worker on Postgres) → announce. A job interrupted at any point is simply trained again
+ * from the start by the next claim: nothing is written before the final transaction, so a retry can never
+ * publish twice.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -21,7 +22,14 @@ import { toEngineOptions } from "./engine-api";
 import { loadTrainingData } from "./load-data";
 import { ProgressWriter } from "./progress";
 import { ClaimLostError, storeModel } from "./store-model";
-import { TrainingAbortedError, TrainingDataError, trainInWorker } from "./train-in-worker";
+import {
+  TrainingAbortedError,
+  TrainingClaimLostError,
+  TrainingDataError,
+  type TrainOutcome,
+  trainInWorker,
+} from "./train-in-worker";
+import type { ArtifactIds, StoredRun, TrainingCounts, TrainRequest } from "./worker-protocol";
 
 export interface TrainingDeps {
   readonly database: Database;
@@ -33,7 +41,26 @@ export interface TrainingDeps {
    */
   readonly artifacts?: ArtifactCache;
   readonly metrics?: Pick<Metrics, "observeTraining" | "trainingFailed">;
+  /** The Postgres URL the training worker opens its own connection with to read the data; absent on PGlite. */
+  readonly databaseUrl?: string | undefined;
 }
+
+/** A request whose worker reads its own data carries no columns (fresh ones: a request's buffers are moved). */
+const noEvents = (): TrainRequest["events"] => ({
+  user: new Int32Array(0),
+  item: new Int32Array(0),
+  type: new Uint8Array(0),
+  value: new Float32Array(0),
+  ts: new Float64Array(0),
+  nUsers: 0,
+  nItems: 0,
+});
+
+const countsOf = (events: TrainRequest["events"]): TrainingCounts => ({
+  users: events.nUsers,
+  items: events.nItems,
+  interactions: events.user.length,
+});
 
 export async function runTrainingJob(
   deps: TrainingDeps,
@@ -50,24 +77,8 @@ export async function runTrainingJob(
     .where(and(eq(trainingJobs.id, job.id), eq(trainingJobs.accountId, job.accountId)));
   if (row === undefined) return;
   await progress.update("loading", 1, { force: true });
-
-  const data = await loadTrainingData(database, job.accountId, (loaded, total) => {
+  const onLoading = (loaded: number, total: number) =>
     progress.update("loading", 1 + Math.floor((9 * loaded) / Math.max(1, total)));
-  });
-  if (context.signal.aborted) return;
-  if (data.productIds.length === 0) {
-    return failJob(deps, job, context, "The account has no products to train on");
-  }
-  if (data.events.user.length === 0) {
-    return failJob(deps, job, context, "The account has no interactions with current products to train on");
-  }
-  const counts = {
-    users: data.events.nUsers,
-    items: data.events.nItems,
-    interactions: data.events.user.length,
-  };
-  log.info("training data loaded", counts);
-  await progress.update("training", 10, { force: true });
   // The published model's configuration is refit on this run's split, so both are measured on one hold-out.
   const [published] = await database.db
     .select({ modelId: models.id, params: models.params })
@@ -76,58 +87,94 @@ export async function runTrainingJob(
     .orderBy(desc(models.id))
     .limit(1);
 
+  // On Postgres the worker reads the data itself, on a connection of its own: hundreds of thousands of rows
+  // are then received and converted off this thread. PGlite runs on this thread, so there the rows are read
+  // here, a page per turn of the event loop, and their columns moved to the worker.
+  let input: Pick<TrainRequest, "events" | "items" | "load" | "store">;
+  let ids: ArtifactIds | undefined;
+  if (database.kind === "postgres" && deps.databaseUrl !== undefined) {
+    input = {
+      events: noEvents(),
+      items: [],
+      load: { databaseUrl: deps.databaseUrl, accountId: job.accountId },
+      // The worker stores the run on its connection too: the artifact's chunks are encoded for the wire
+      // there (a 200 MB artifact took seconds of this thread's time as hex-encoded parameters).
+      store: { jobId: job.id, workerId: context.workerId, artifactDir: deps.artifacts?.dir ?? null },
+    };
+  } else {
+    const data = await loadTrainingData(database, job.accountId, onLoading);
+    if (context.signal.aborted) return;
+    if (data.productIds.length === 0) {
+      return failJob(deps, job, context, "The account has no products to train on");
+    }
+    if (data.events.user.length === 0) {
+      return failJob(deps, job, context, "The account has no interactions with current products to train on");
+    }
+    const { events, items, ...rest } = data;
+    input = { events, items };
+    ids = rest;
+  }
+
   // The worker encodes the artifact and writes it to a staging file: on the embedded store that file is the
   // only copy (nothing of its size goes through PGlite, which runs on this thread), on Postgres it becomes
-  // this process's local copy while the bytes also come back for the database.
+  // this process's local copy while the worker also writes the bytes into the database.
   const files = deps.artifacts;
   const staging = files === undefined ? null : await files.stagingPath(job.accountId, job.id);
   const keepBytes = files?.primary !== true;
-  let result: Awaited<ReturnType<typeof trainInWorker>>;
+  let result: TrainOutcome;
+  let loaded = false;
+  const logLoaded = (counts: TrainingCounts) => {
+    if (loaded) return;
+    loaded = true;
+    log.info("training data loaded", { ...counts });
+    void progress.update("training", 10, { force: true });
+  };
+  if (input.load === undefined) logLoaded(countsOf(input.events));
   try {
     result = await trainInWorker(
       {
         type: "train",
-        events: data.events,
-        items: data.items,
-        // The hold-out is drawn by a hash of stable ids, so it does not depend on the order rows were read in.
-        options: {
-          ...toEngineOptions(row.options),
-          splitKeys: { users: data.endUserIds, items: data.productIds },
-        },
+        ...input,
+        // The worker adds the stable ids it draws the hold-out by (see `trainingSplit`).
+        options: toEngineOptions(row.options),
         published: published ?? null,
-        artifact: {
-          ids: {
-            productIds: data.productIds,
-            externalIds: data.externalIds,
-            endUserIds: data.endUserIds,
-            meanRating: data.meanRating,
-            ratingCount: data.ratingCount,
-          },
-          path: staging,
-          keepBytes,
-        },
+        artifact: { ...(ids === undefined ? {} : { ids }), path: staging, keepBytes },
       },
       (stage, percent) => progress.update(stage, 10 + Math.floor(0.8 * Math.min(100, Math.max(0, percent)))),
       context.signal,
+      onLoading,
+      logLoaded,
     );
   } catch (error) {
     if (staging !== null) await files?.discard(staging);
     if (error instanceof TrainingAbortedError) return;
     if (error instanceof TrainingDataError) return failJob(deps, job, context, error.message);
+    if (error instanceof TrainingClaimLostError) {
+      log.warn("training finished after its claim was lost; result discarded");
+      return;
+    }
     throw error;
   }
+  const counts = result.counts;
   const artifact = result.artifact;
   try {
+    if (result.stored !== undefined) {
+      // Stored by the worker, in the transaction that completed the job.
+      progress.close();
+      await announce(deps, job, result.stored, startedAt, artifact?.length ?? 0, result.trainingSeconds);
+      return;
+    }
     if (context.signal.aborted || artifact === null) return;
     await progress.update("storing", 92, { force: true });
     progress.close();
-    let stored: Awaited<ReturnType<typeof storeModel>>;
+    let stored: StoredRun;
     try {
-      stored = await storeModel(
+      const { modelId, decision } = await storeModel(
         database,
         { jobId: job.id, accountId: job.accountId, workerId: context.workerId, artifact, result, counts },
         files,
       );
+      stored = { modelId, published: decision.published, reason: decision.reason };
     } catch (error) {
       if (error instanceof ClaimLostError) {
         log.warn("training finished after its claim was lost; result discarded");
@@ -145,7 +192,7 @@ export async function runTrainingJob(
 async function announce(
   deps: TrainingDeps,
   job: ClaimedJob,
-  stored: Awaited<ReturnType<typeof storeModel>>,
+  stored: StoredRun,
   startedAt: number,
   artifactBytes: number,
   trainingSeconds: number,
@@ -154,13 +201,13 @@ async function announce(
   deps.metrics?.observeTraining((performance.now() - startedAt) / 1000);
   log.info("training job completed", {
     modelId: stored.modelId,
-    published: stored.decision.published,
-    reason: stored.decision.reason,
+    published: stored.published,
+    reason: stored.reason,
     artifactBytes,
     trainingSeconds,
   });
-  void deps.artifacts?.settleAccount(job.accountId, stored.decision.published ? stored.modelId : null);
-  if (stored.decision.published) {
+  void deps.artifacts?.settleAccount(job.accountId, stored.published ? stored.modelId : null);
+  if (stored.published) {
     const event: ModelPublishedEvent = { accountId: job.accountId, modelId: stored.modelId };
     // The job is finished: what follows must not hold up run()'s return (the runner would otherwise see the
     // completed row as a lost claim). NOTIFY reaches every process on the database; this process swaps from

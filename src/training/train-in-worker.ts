@@ -5,6 +5,7 @@
  */
 import {
   type ItemsMessage,
+  type TrainingCounts,
   type TrainRequest,
   type TrainResult,
   transferList,
@@ -20,12 +21,33 @@ export class TrainingAbortedError extends Error {
   override name = "TrainingAbortedError";
 }
 
+/** The worker's store found the job claimed by another process (its heartbeat stalled): nothing was stored. */
+export class TrainingClaimLostError extends Error {
+  override name = "TrainingClaimLostError";
+}
+
+export interface TrainOutcome extends TrainResult {
+  /** What the run trained on: counted by the worker when it read the data itself. */
+  readonly counts: TrainingCounts;
+}
+
+/**
+ * `onProgress` receives the fit's stages (percent of the fit). When the worker reads the data itself,
+ * `onLoading` receives the rows read so far of those expected and `onLoaded` what was read, before the fit.
+ */
 export function trainInWorker(
   request: TrainRequest,
   onProgress: (stage: string, percent: number) => void,
   signal: AbortSignal,
-): Promise<TrainResult> {
-  return new Promise<TrainResult>((resolve, reject) => {
+  onLoading?: (loaded: number, total: number) => void,
+  onLoaded?: (counts: TrainingCounts) => void,
+): Promise<TrainOutcome> {
+  let counts: TrainingCounts = {
+    users: request.events.nUsers,
+    items: request.events.nItems,
+    interactions: request.events.user.length,
+  };
+  return new Promise<TrainOutcome>((resolve, reject) => {
     if (signal.aborted) {
       reject(new TrainingAbortedError("training aborted before it started"));
       return;
@@ -45,10 +67,19 @@ export function trainInWorker(
       const message = event.data;
       if (message.type === "progress") {
         if (!settled) onProgress(message.stage, message.percent);
+      } else if (message.type === "loading") {
+        if (!settled) onLoading?.(message.loaded, message.total);
+      } else if (message.type === "loaded") {
+        counts = message.counts;
+        if (!settled) onLoaded?.(counts);
       } else if (message.type === "done") {
-        finish(() => resolve(message));
+        finish(() => resolve({ ...message, counts }));
       } else {
-        const ErrorType = message.dataError ? TrainingDataError : Error;
+        const ErrorType = message.claimLost
+          ? TrainingClaimLostError
+          : message.dataError
+            ? TrainingDataError
+            : Error;
         finish(() => reject(new ErrorType(message.message)));
       }
     });
@@ -58,12 +89,14 @@ export function trainInWorker(
     worker.addEventListener("close", () => {
       finish(() => reject(new Error("training worker exited before finishing")));
     });
-    void post(worker, request, () => settled);
+    post(worker, request, () => settled).catch((error: unknown) =>
+      finish(() => reject(error instanceof Error ? error : new Error(String(error)))),
+    );
   });
 }
 
 /** Items per message: cloning 100k item records at once held the serving thread for seconds. */
-const ITEM_SLICE = 2_000;
+const ITEM_SLICE = 1_000;
 
 /**
  * Sends the item records in slices, a turn of the event loop apart, then the request itself (its typed

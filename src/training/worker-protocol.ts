@@ -3,8 +3,21 @@ import type { EngineInteractions, EngineItemMeta, EngineTrainOptions } from "./e
 
 export interface TrainRequest {
   readonly type: "train";
+  /** The data, read by the caller (typed arrays moved in); empty when `load` asks the worker to read it. */
   readonly events: EngineInteractions;
   readonly items: EngineItemMeta[];
+  /**
+   * Read the account's training data in the worker, on a connection of its own (Postgres): the rows are
+   * then received and converted off the thread that answers requests. The artifact's id maps come from
+   * what it reads (an `artifact.ids` given is ignored).
+   */
+  readonly load?: LoadOrder;
+  /**
+   * With `load`: store the finished run in the worker too (model row, artifact chunks, publication and the
+   * job's terminal state, in one transaction on the worker's connection), so the artifact's bytes are never
+   * encoded for the wire on the serving thread. The done message then carries what was stored.
+   */
+  readonly store?: StoreOrder;
   readonly options: EngineTrainOptions;
   /** The account's published model, whose configuration is refit on this run's split for a fair comparison. */
   readonly published: PublishedConfiguration | null;
@@ -16,6 +29,33 @@ export interface TrainRequest {
   readonly artifact?: ArtifactOrder;
 }
 
+export interface LoadOrder {
+  readonly databaseUrl: string;
+  readonly accountId: number;
+}
+
+export interface StoreOrder {
+  readonly jobId: number;
+  /** The job's claim: the terminal write is guarded by it. */
+  readonly workerId: string;
+  /** Where the process keeps local copies of artifacts (the staged file is renamed there); null: none. */
+  readonly artifactDir: string | null;
+}
+
+/** A run stored by the worker (see StoreOrder). */
+export interface StoredRun {
+  readonly modelId: number;
+  readonly published: boolean;
+  readonly reason: string;
+}
+
+/** What a run trained on. */
+export interface TrainingCounts {
+  readonly users: number;
+  readonly items: number;
+  readonly interactions: number;
+}
+
 /** Item records sent ahead of a request (in slices); the request then comes with no items of its own. */
 export interface ItemsMessage {
   readonly type: "items";
@@ -23,7 +63,8 @@ export interface ItemsMessage {
 }
 
 export interface ArtifactOrder {
-  readonly ids: ArtifactIds;
+  /** Absent when the worker reads the data itself (`load`). */
+  readonly ids?: ArtifactIds;
   /** Where to write the artifact; null: nowhere. */
   readonly path: string | null;
   /** Send the bytes back too; when false, a failed write fails the run (the file is the only copy). */
@@ -81,12 +122,24 @@ export interface TrainResult {
   /** The published configuration's figures on the same hold-out; null without one or when not reproducible. */
   readonly baselineMetrics: RankingFigures | null;
   readonly baseline: BaselineOutcome | null;
+  /** Present when the worker stored the run itself (a StoreOrder). */
+  readonly stored?: StoredRun;
 }
 
 export type WorkerMessage =
   | { readonly type: "progress"; readonly stage: string; readonly percent: number }
+  /** While the worker reads the data itself: rows read so far of those expected. */
+  | { readonly type: "loading"; readonly loaded: number; readonly total: number }
+  /** The worker's data is read (posted before the fit starts). */
+  | { readonly type: "loaded"; readonly counts: TrainingCounts }
   | TrainResult
-  | { readonly type: "error"; readonly message: string; readonly dataError: boolean };
+  | {
+      readonly type: "error";
+      readonly message: string;
+      readonly dataError: boolean;
+      /** The worker's store found the job claimed by another process: nothing was stored. */
+      readonly claimLost?: boolean;
+    };
 
 /** Typed-array buffers of the request, moved (not copied) into the worker. */
 export function transferList(request: TrainRequest): ArrayBuffer[] {

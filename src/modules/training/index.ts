@@ -104,5 +104,5 @@ function trainingRoutes(deps: AppDeps) {
 export const trainingModule: ServiceModule = {
   name: "training",
   routes: trainingRoutes,
-  jobKinds: (deps) => [trainingJobKind(deps)],
+  jobKinds: (deps) => [trainingJobKind({ ...deps, databaseUrl: deps.config.databaseUrl })],
 };
