@@ -18,16 +18,9 @@ import type { Logger } from "../shared/logger";
 import { ArtifactCache } from "./artifact-cache";
 import { buildSnapshot } from "./build";
 import { refreshProducts } from "./freshness";
+import { MODEL_PUBLISHED_CHANNEL, type ModelPublishedEvent, parseEvent } from "./model-published";
 import { bumpItemsRevision } from "./revision";
 import type { Snapshot } from "./types";
-
-export const MODEL_PUBLISHED_CHANNEL = "model_published";
-
-export interface ModelPublishedEvent {
-  accountId: number;
-  /** null: the account's models were removed (e.g. sandbox reset); drop the snapshot. */
-  modelId: number | null;
-}
 
 export interface SnapshotRegistryOptions {
   database: Database;
@@ -460,14 +453,4 @@ function flagChanged(entry: Entry, deletedExternalIds: readonly string[]): void 
 
 function forgetUser(snapshot: Snapshot, externalUserId: string): void {
   snapshot.users.indexByExternalId.delete(externalUserId);
-}
-
-function parseEvent(payload: string): ModelPublishedEvent | undefined {
-  try {
-    const value = JSON.parse(payload) as Partial<ModelPublishedEvent>;
-    if (typeof value.accountId !== "number") return undefined;
-    return { accountId: value.accountId, modelId: typeof value.modelId === "number" ? value.modelId : null };
-  } catch {
-    return undefined;
-  }
 }

@@ -13,11 +13,8 @@ import type { ClaimedJob } from "../jobs/row-queue";
 import type { JobRunContext } from "../jobs/runner";
 import type { Logger } from "../shared/logger";
 import type { ArtifactCache } from "../snapshots/artifact-cache";
-import {
-  MODEL_PUBLISHED_CHANNEL,
-  type ModelPublishedEvent,
-  type SnapshotRegistry,
-} from "../snapshots/registry";
+import { MODEL_PUBLISHED_CHANNEL, type ModelPublishedEvent } from "../snapshots/model-published";
+import type { SnapshotRegistry } from "../snapshots/registry";
 import { toEngineOptions } from "./engine-api";
 import { loadTrainingData } from "./load-data";
 import { ProgressWriter } from "./progress";

@@ -14,7 +14,7 @@ import {
 import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
-import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/registry";
+import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/model-published";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { FREE_PLAN } from "../plans/catalog";
 import type { RecommendationService } from "../recommendations/serving/service";
