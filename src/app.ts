@@ -10,15 +10,29 @@ export { OPENAPI_PATH };
 
 const BUN_BODY_LIMIT_BYTES = 2 ** 40;
 
+export interface AppOptions {
+  /**
+   * Compile every route's handler and validators when the server starts listening. Otherwise a route is
+   * compiled on its first request, on the thread that answers all of them: ~200 ms for the personalised
+   * query, during which every other request waits. The service does this; tests, which build many apps and
+   * call few routes of each, do not.
+   */
+  readonly precompile?: boolean;
+}
+
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
-export function createApp(deps: AppDeps) {
+export function createApp(deps: AppDeps, options: AppOptions = {}) {
   // The route table (405s, the OpenAPI document) exists only once `app` is built.
   let built: unknown;
   const routes = () =>
     ((built as { routes?: RouteShape[] } | undefined)?.routes ?? []) as readonly RouteShape[];
   // Bun's own body limit answers an empty 413 and drops the connection; the kernel reads every body with a
   // 10 MB cap instead and answers the contract's JSON 413, so Bun's limit is only a last resort.
-  const app = new Elysia({ ...ELYSIA_CONFIG, serve: { maxRequestBodySize: BUN_BODY_LIMIT_BYTES } })
+  const app = new Elysia({
+    ...ELYSIA_CONFIG,
+    precompile: options.precompile ?? false,
+    serve: { maxRequestBodySize: BUN_BODY_LIMIT_BYTES },
+  })
     .use(
       httpKernel(deps.logger, deps.metrics, {
         routes,

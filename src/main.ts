@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const deps = await createDeps(config, { logger }).catch(rethrowUnlessConfigError);
   await deps.start();
 
-  const app = createApp(deps);
+  const app = createApp(deps, { precompile: true });
   const tls = config.tls && {
     cert: readFileSync(config.tls.certFile),
     key: readFileSync(config.tls.keyFile),

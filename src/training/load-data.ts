@@ -7,8 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { IdRangePages } from "../db/id-ranges";
 import { EventType } from "../engine";
-import { PageBudget, type PageMark } from "../snapshots/page-budget";
 import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 
 export interface TrainingData {
@@ -24,21 +24,17 @@ export interface TrainingData {
 }
 
 /**
- * Rows per page. On PGlite every statement runs on the thread that answers requests, and its page's rows
- * are turned into objects there too, so pages stay small (1,000 product rows, 5,000 interaction rows).
- * Pages budgeted to ~10 ms of CPU each were tried: with PGlite's cost per statement the thread was busy for
- * longer in all (p50 of /health 8 ms against 0.9 ms) and the worst request was not shorter. Product rows
- * cost far more than interaction rows. On Postgres the data is read by the training worker on a connection
- * of its own, off that thread, in large pages.
+ * Rows per page. On PGlite every statement runs on the thread that answers requests, and its rows are
+ * turned into values there too, so its pages stay small: 2,000 products (one row of JSON columns, ~10 ms)
+ * and 5,000 interactions. On Postgres the data is read by the training worker on a connection of its own,
+ * off that thread, in larger pages.
  */
-const pagesOf = (database: Database, table: "products" | "interactions"): PageBudget =>
-  database.kind === "pglite"
-    ? table === "products"
-      ? new PageBudget({ initial: 1_000, min: 1_000, max: 1_000, budgetMs: 10 })
-      : new PageBudget({ initial: 5_000, min: 5_000, max: 5_000, budgetMs: 10 })
-    : table === "products"
-      ? new PageBudget({ initial: 5_000, min: 5_000, max: 5_000, budgetMs: 10 })
-      : new PageBudget({ initial: 20_000, min: 20_000, max: 20_000, budgetMs: 10 });
+const rowsPerPage = (database: Database, table: "products" | "interactions"): number =>
+  database.kind === "pglite" ? (table === "products" ? 2_000 : 5_000) : table === "products" ? 5_000 : 20_000;
+
+/** Columns preallocated before the first page; they grow by doubling (ids are shared by all accounts, so
+ * the id span says little about one account's row count). */
+const INITIAL_CAPACITY = 1 << 16;
 
 /**
  * A turn of the event loop between two pages: PGlite's statements resolve as promise jobs, so page after
@@ -54,16 +50,20 @@ const EVENT_TYPE_SQL = sql.raw(
     .join(" ")} else -1 end)`,
 );
 
-interface ProductRow {
-  product_id: number;
-  external_id: string;
-  name: string;
-  description: string | null;
-  price: number;
-  category: string;
-  brand: string | null;
-  attributes: Record<string, unknown> | string | null;
+/** One page of products, column by column. */
+interface ProductColumns {
+  id: number[];
+  externalId: string[];
+  name: string[];
+  description: (string | null)[];
+  price: number[];
+  category: string[];
+  brand: (string | null)[];
+  attributes: (Record<string, unknown> | null)[];
 }
+
+/** Progress is reported as the share of the id span read, in thousandths. */
+const PROGRESS_SCALE = 1_000;
 
 interface EventRow {
   u: number;
@@ -80,14 +80,7 @@ export async function loadTrainingData(
 ): Promise<TrainingData> {
   const { items, productIds, externalIds, indexByProductId } = await loadItems(database, accountId);
 
-  const [bounds] = await database.rows<{ n: number; lo: number | null; hi: number | null }>(sql`
-    select count(*)::float8 as n, min(id)::float8 as lo, max(id)::float8 as hi
-    from interactions where account_id = ${accountId}`);
-  const expected = Number(bounds?.n ?? 0);
-  const lo = Number(bounds?.lo ?? 1);
-  const hi = Number(bounds?.hi ?? 0);
-
-  let capacity = Math.max(16, expected);
+  let capacity = INITIAL_CAPACITY;
   let user = new Int32Array(capacity);
   let item = new Int32Array(capacity);
   let type = new Uint8Array(capacity);
@@ -98,27 +91,23 @@ export async function loadTrainingData(
   const ratingSum = new Float64Array(productIds.length);
   const ratingCount = new Int32Array(productIds.length);
   let n = 0;
-  let seen = 0;
-  // Pages are id ranges, not LIMIT/OFFSET or "id > cursor LIMIT k": each is a bounded index range scan,
-  // whatever the planner's statistics say (right after a bulk load they say nothing). The span adapts to
-  // the account's id density so a page holds about pageRows rows. No ORDER BY inside a page: sorting
-  // spills to disk at default work_mem and the engine does not depend on event order. date_part (float8)
-  // rather than extract (numeric since PG 14) keeps the timestamp conversion cheap.
-  const pages = pagesOf(database, "interactions");
-  let span = expected > 0 ? Math.max(1, Math.ceil(((hi - lo + 1) * pages.rows) / expected)) : 1;
-  let from = lo;
-  let requestedAt: PageMark | undefined;
+  // No ORDER BY inside a page: sorting spills to disk at default work_mem and the engine does not depend
+  // on event order. date_part (float8) rather than extract (numeric since PG 14) keeps the timestamp
+  // conversion cheap.
+  const pages = await IdRangePages.of(
+    database,
+    "interactions",
+    accountId,
+    rowsPerPage(database, "interactions"),
+  );
   const nextPage = (): Promise<EventRow[]> | undefined => {
-    if (from > hi) return undefined;
-    requestedAt = pages.start();
-    const to = Math.min(hi + 1, from + span);
-    const page = database.rows<EventRow>(sql`
+    const range = pages.next();
+    if (range === undefined) return undefined;
+    return database.rows<EventRow>(sql`
       select end_user_id::float8 as u, product_id::float8 as p, ${EVENT_TYPE_SQL} as t, value as v,
              date_part('epoch', occurred_at) * 1000 as ts
       from interactions
-      where account_id = ${accountId} and id >= ${from} and id < ${to}`);
-    from = to;
-    return page;
+      where account_id = ${accountId} and id >= ${range.from} and id < ${range.to}`);
   };
   // On Postgres the database works on the next page while this one is copied into the columns; on PGlite
   // the next statement would run on this very thread, so it waits for its turn.
@@ -126,10 +115,7 @@ export async function loadTrainingData(
   let pending = nextPage();
   while (pending !== undefined) {
     const rows = await pending;
-    const startedAt = requestedAt!;
-    const pageRows = pages.rows;
-    if (rows.length > 2 * pageRows) span = Math.max(1, Math.floor(span / 2));
-    else if (rows.length < pageRows / 2) span *= 2;
+    pages.took(rows.length);
     pending = prefetch ? nextPage() : undefined;
     for (const row of rows) {
       const dense = indexByProductId.get(Number(row.p));
@@ -162,9 +148,7 @@ export async function loadTrainingData(
       }
       n++;
     }
-    seen += rows.length;
-    onPage?.(seen, expected);
-    pages.took(startedAt, rows.length);
+    onPage?.(Math.round(PROGRESS_SCALE * pages.done), PROGRESS_SCALE);
     await betweenPages();
     if (!prefetch) pending = nextPage();
   }
@@ -193,45 +177,52 @@ export async function loadTrainingData(
 }
 
 async function loadItems(database: Database, accountId: number) {
-  const pages = pagesOf(database, "products");
   const items: EngineItemMeta[] = [];
   const ids: number[] = [];
   const externalIds: string[] = [];
   const indexByProductId = new Map<number, number>();
-  let cursor = 0;
-  for (;;) {
-    const pageRows = pages.rows;
-    const startedAt = pages.start();
-    const rows = await database.rows<ProductRow>(sql`
-      select id::float8 as product_id, external_id, name, description, price, category, brand, attributes
-      from products
-      where account_id = ${accountId} and deleted_at is null and id > ${cursor}
-      order by products.id
-      limit ${pageRows}`);
-    for (const row of rows) {
-      const id = Number(row.product_id);
+  const pages = await IdRangePages.of(database, "products", accountId, rowsPerPage(database, "products"));
+  for (let range = pages.next(); range !== undefined; range = pages.next()) {
+    // One row of JSON columns per page: parsed natively, a single value is several times cheaper for the
+    // driver than a row object per product.
+    const [result] = await database.rows<{ columns: ProductColumns | string | null; n: number }>(sql`
+      select json_build_object(
+          'id', coalesce(json_agg(id::float8), '[]'), 'externalId', coalesce(json_agg(external_id), '[]'),
+          'name', coalesce(json_agg(name), '[]'), 'description', coalesce(json_agg(description), '[]'),
+          'price', coalesce(json_agg(price), '[]'), 'category', coalesce(json_agg(category), '[]'),
+          'brand', coalesce(json_agg(brand), '[]'), 'attributes', coalesce(json_agg(attributes), '[]')
+        ) as columns, count(*)::int as n
+      from (select id, external_id, name, description, price, category, brand, attributes from products
+            where account_id = ${accountId} and deleted_at is null and id >= ${range.from} and id < ${range.to}
+            order by id) p`);
+    const raw = result?.columns;
+    const page: ProductColumns | null =
+      typeof raw === "string" ? (JSON.parse(raw) as ProductColumns) : (raw ?? null);
+    const rows = Number(result?.n ?? 0);
+    pages.took(rows);
+    for (let r = 0; r < rows && page !== null; r++) {
+      const id = Number(page.id[r]);
       indexByProductId.set(id, ids.length);
       ids.push(id);
-      externalIds.push(row.external_id);
+      externalIds.push(page.externalId[r]!);
       items.push({
-        name: row.name,
-        description: row.description ?? undefined,
-        categoryPath: row.category,
-        brand: row.brand ?? undefined,
-        price: Number(row.price),
-        attributes: primitiveAttributes(row.attributes),
+        name: page.name[r]!,
+        description: page.description[r] ?? undefined,
+        categoryPath: page.category[r]!,
+        brand: page.brand[r] ?? undefined,
+        price: Number(page.price[r]),
+        attributes: primitiveAttributes(page.attributes[r] ?? null),
       });
     }
-    pages.took(startedAt, rows.length);
-    if (rows.length < pageRows) break;
-    cursor = Number(rows[rows.length - 1]!.product_id);
     await betweenPages();
   }
   return { items, productIds: Float64Array.from(ids), externalIds, indexByProductId };
 }
 
 /** Content vectors hash scalar attributes only; nested values carry no reliable text to hash. */
-function primitiveAttributes(raw: ProductRow["attributes"]): Record<string, string | number | boolean> {
+function primitiveAttributes(
+  raw: ProductColumns["attributes"][number] | string,
+): Record<string, string | number | boolean> {
   const source = typeof raw === "string" ? (JSON.parse(raw) as unknown) : raw;
   const out: Record<string, string | number | boolean> = {};
   if (source === null || typeof source !== "object" || Array.isArray(source)) return out;
