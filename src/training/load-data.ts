@@ -65,12 +65,17 @@ interface ProductColumns {
 /** Progress is reported as the share of the id span read, in thousandths. */
 const PROGRESS_SCALE = 1_000;
 
-interface EventRow {
-  u: number;
-  p: number;
-  t: number;
-  v: number;
-  ts: number;
+/** One page of interactions, column by column (end user id, product id, event type, value, time in ms). */
+interface EventColumns {
+  u: number[];
+  p: number[];
+  t: number[];
+  v: (number | string)[];
+  ts: number[];
+}
+
+interface EventPage {
+  columns: EventColumns | string;
 }
 
 export async function loadTrainingData(
@@ -91,21 +96,25 @@ export async function loadTrainingData(
   const ratingSum = new Float64Array(productIds.length);
   const ratingCount = new Int32Array(productIds.length);
   let n = 0;
-  // No ORDER BY inside a page: sorting spills to disk at default work_mem and the engine does not depend
-  // on event order. date_part (float8) rather than extract (numeric since PG 14) keeps the timestamp
-  // conversion cheap.
+  // No ORDER BY inside a page: the engine does not depend on event order. date_part (float8) rather than
+  // extract (numeric since PG 14) keeps the timestamp conversion cheap.
   const pages = await IdRangePages.of(
     database,
     "interactions",
     accountId,
     rowsPerPage(database, "interactions"),
   );
-  const nextPage = (): Promise<EventRow[]> | undefined => {
+  const nextPage = (): Promise<EventPage[]> | undefined => {
     const range = pages.next();
     if (range === undefined) return undefined;
-    return database.rows<EventRow>(sql`
-      select end_user_id::float8 as u, product_id::float8 as p, ${EVENT_TYPE_SQL} as t, value as v,
-             date_part('epoch', occurred_at) * 1000 as ts
+    // One row of JSON columns, like the products: 5,000 interactions cost ~10 ms this way on PGlite, ~45 ms
+    // as a row object each.
+    return database.rows<EventPage>(sql`
+      select json_build_object(
+          'u', coalesce(json_agg(end_user_id::float8), '[]'), 'p', coalesce(json_agg(product_id::float8), '[]'),
+          't', coalesce(json_agg(${EVENT_TYPE_SQL}), '[]'), 'v', coalesce(json_agg(value), '[]'),
+          'ts', coalesce(json_agg(date_part('epoch', occurred_at) * 1000), '[]')
+        ) as columns
       from interactions
       where account_id = ${accountId} and id >= ${range.from} and id < ${range.to}`);
   };
@@ -114,12 +123,15 @@ export async function loadTrainingData(
   const prefetch = database.kind !== "pglite";
   let pending = nextPage();
   while (pending !== undefined) {
-    const rows = await pending;
-    pages.took(rows.length);
+    const [result] = await pending;
+    const raw = result?.columns;
+    const page: EventColumns = typeof raw === "string" ? (JSON.parse(raw) as EventColumns) : raw!;
+    const rows = page.u.length;
+    pages.took(rows);
     pending = prefetch ? nextPage() : undefined;
-    for (const row of rows) {
-      const dense = indexByProductId.get(Number(row.p));
-      const t = Number(row.t);
+    for (let r = 0; r < rows; r++) {
+      const dense = indexByProductId.get(Number(page.p[r]));
+      const t = Number(page.t[r]);
       if (dense === undefined || t < 0) continue; // deleted product or a type the engine does not know
       if (n === capacity) {
         capacity *= 2;
@@ -129,19 +141,19 @@ export async function loadTrainingData(
         value = grow(value, capacity);
         ts = grow(ts, capacity);
       }
-      const endUserId = Number(row.u);
+      const endUserId = Number(page.u[r]);
       let u = userIndex.get(endUserId);
       if (u === undefined) {
         u = endUserIds.length;
         userIndex.set(endUserId, u);
         endUserIds.push(endUserId);
       }
-      const v = Number(row.v);
+      const v = Number(page.v[r]);
       user[n] = u;
       item[n] = dense;
       type[n] = t;
       value[n] = v;
-      ts[n] = Number(row.ts);
+      ts[n] = Number(page.ts[r]);
       if (t === EventType.RATING) {
         ratingSum[dense]! += v;
         ratingCount[dense]!++;
