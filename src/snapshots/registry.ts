@@ -20,6 +20,7 @@ import { buildSnapshot } from "./build";
 import { refreshProducts } from "./freshness";
 import { MODEL_PUBLISHED_CHANNEL, type ModelPublishedEvent, parseEvent } from "./model-published";
 import { bumpItemsRevision } from "./revision";
+import { type EntryKey, modelKey, SnapshotEntries, type SnapshotEntry } from "./snapshot-entries";
 import type { Snapshot } from "./types";
 
 export interface SnapshotRegistryOptions {
@@ -39,34 +40,12 @@ export interface SnapshotRegistryOptions {
   artifacts?: ArtifactCache;
 }
 
-interface Entry {
-  snapshot: Snapshot;
-  watermark: string;
-  checkedAt: number;
-  refreshing: boolean;
-  /** The snapshot's bytes() when last counted (its derived state grows as it serves). */
-  bytes: number;
-  countedAt: number;
-}
-
-/** How often a served snapshot's size is counted again (its caches fill between two counts). */
-const RECOUNT_MS = 1000;
-
 const ERASURE_MEMORY_MS = 10 * 60_000;
 
-/**
- * Entries are keyed by account id for the published snapshot and by this string for another stored model of
- * an account (model ids are unique across accounts).
- */
-type EntryKey = number | string;
-const modelKey = (modelId: number): string => `model:${modelId}`;
-
 export class SnapshotRegistry {
-  private readonly entries = new Map<EntryKey, Entry>();
+  private readonly entries: SnapshotEntries;
   private readonly absent = new Map<number, number>();
   private readonly loading = new Map<number, Promise<Snapshot | undefined>>();
-  /** The loaded or loading models other than the published one, per account (for account-wide updates). */
-  private readonly modelsOf = new Map<number, Set<number>>();
   private readonly modelLoads = new Map<number, Promise<Snapshot | undefined>>();
   /** Models that could not be loaded (no stored artifact), and since when: not tried again for absentTtlMs. */
   private readonly modelAbsent = new Map<number, number>();
@@ -74,13 +53,13 @@ export class SnapshotRegistry {
   private readonly loadingModel = new Map<number, number>();
   /** Recent erasures per account, re-applied to snapshots whose load raced with the erasure. */
   private readonly erasures = new Map<number, Map<string, number>>();
-  private totalBytes = 0;
   private unlisten: (() => Promise<void>) | undefined;
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
   private readonly artifacts: ArtifactCache | undefined;
 
   constructor(private readonly options: SnapshotRegistryOptions) {
+    this.entries = new SnapshotEntries(options);
     this.artifacts =
       options.artifacts ??
       (options.artifactDir === undefined
@@ -112,8 +91,6 @@ export class SnapshotRegistry {
     await Promise.allSettled([...this.loading.values(), ...this.modelLoads.values()]);
     await this.artifacts?.settle();
     this.entries.clear();
-    this.modelsOf.clear();
-    this.totalBytes = 0;
   }
 
   /** The snapshot already in memory, or undefined (never loads). */
@@ -196,21 +173,12 @@ export class SnapshotRegistry {
     for (const [id, at] of recent) if (now - at > ERASURE_MEMORY_MS) recent.delete(id);
     const entry = this.entries.get(accountId);
     if (entry !== undefined) forgetUser(entry.snapshot, externalUserId);
-    for (const modelId of this.modelsOf.get(accountId) ?? []) {
-      const other = this.entries.get(modelKey(modelId));
-      if (other !== undefined) forgetUser(other.snapshot, externalUserId);
-    }
+    for (const [, other] of this.entries.otherModels(accountId)) forgetUser(other.snapshot, externalUserId);
   }
 
   /** In-process catalogue hook: flags a deleted product at once and schedules a refresh of the others. */
   productsChanged(accountId: number, deletedExternalIds: readonly string[] = []): void {
-    const others = this.modelsOf.get(accountId);
-    if (others !== undefined) {
-      for (const modelId of others) {
-        const other = this.entries.get(modelKey(modelId));
-        if (other !== undefined) flagChanged(other, deletedExternalIds);
-      }
-    }
+    for (const [, other] of this.entries.otherModels(accountId)) flagChanged(other, deletedExternalIds);
     const entry = this.entries.get(accountId);
     if (entry === undefined) return;
     flagChanged(entry, deletedExternalIds);
@@ -218,19 +186,12 @@ export class SnapshotRegistry {
 
   /** Drops an account's snapshot (its models were deleted). */
   drop(accountId: number): void {
-    const entry = this.entries.get(accountId);
-    if (entry !== undefined) this.remove(accountId, entry);
+    this.entries.removeAccount(accountId);
     this.absent.delete(accountId);
-    for (const modelId of this.modelsOf.get(accountId) ?? []) {
-      const key = modelKey(modelId);
-      const other = this.entries.get(key);
-      if (other !== undefined) this.remove(key, other);
-    }
-    this.modelsOf.delete(accountId);
   }
 
   stats(): { snapshots: number; bytes: number; maxBytes: number } {
-    return { snapshots: this.entries.size, bytes: this.totalBytes, maxBytes: this.options.maxBytes };
+    return this.entries.stats();
   }
 
   /**
@@ -287,12 +248,13 @@ export class SnapshotRegistry {
     const current = this.entries.get(accountId);
     if (current !== undefined && current.snapshot.modelId > built.snapshot.modelId) return current.snapshot;
     this.forgetRecentErasures(built.snapshot, startedAt);
-    this.install(accountId, {
+    this.entries.install(accountId, {
       snapshot: built.snapshot,
       watermark: built.productsWatermark,
       checkedAt: Date.now(),
       refreshing: false,
     });
+    this.absent.delete(accountId);
     // No forced collection here: the artifact's bytes never reached this thread (a worker decoded them), and
     // a full collection of a large heap would hold every request for tens to hundreds of ms.
     this.options.logger.info("snapshot loaded", {
@@ -318,7 +280,7 @@ export class SnapshotRegistry {
     const published = this.entries.get(accountId);
     if (published?.snapshot.modelId === modelId) return published.snapshot;
     this.forgetRecentErasures(built.snapshot, startedAt);
-    this.install(modelKey(modelId), {
+    this.entries.install(modelKey(modelId), {
       snapshot: built.snapshot,
       watermark: built.productsWatermark,
       checkedAt: Date.now(),
@@ -359,76 +321,14 @@ export class SnapshotRegistry {
     }
   }
 
-  private install(key: EntryKey, entry: Omit<Entry, "bytes" | "countedAt">): void {
-    const previous = this.entries.get(key);
-    if (previous !== undefined) this.remove(key, previous);
-    const { accountId, modelId } = entry.snapshot;
-    const installed: Entry = { ...entry, bytes: entry.snapshot.bytes(), countedAt: Date.now() };
-    this.entries.set(key, installed);
-    this.totalBytes += installed.bytes;
-    if (typeof key === "number") {
-      this.absent.delete(accountId);
-      this.options.metrics?.setSnapshotBytes(accountId, installed.bytes);
-      // A model loaded before it was published is now the account's own entry: one copy is enough.
-      const other = this.entries.get(modelKey(modelId));
-      if (other !== undefined) this.remove(modelKey(modelId), other);
-    } else {
-      const loaded = this.modelsOf.get(accountId) ?? new Set<number>();
-      loaded.add(modelId);
-      this.modelsOf.set(accountId, loaded);
-    }
-    this.bound(key);
-  }
-
-  /** Evicts least recently used snapshots, oldest first, until the total fits; `keep` stays even when alone too big. */
-  private bound(keep: EntryKey): void {
-    for (const [key, e] of this.entries) {
-      if (this.totalBytes <= this.options.maxBytes || key === keep) break;
-      this.remove(key, e);
-      this.options.logger.info("snapshot evicted (memory bound)", {
-        accountId: e.snapshot.accountId,
-        modelId: e.snapshot.modelId,
-        bytes: e.bytes,
-      });
-    }
-  }
-
-  /** Counts a served snapshot again (its derived state grows as it serves) and keeps the total bounded. */
-  private recount(key: EntryKey, entry: Entry): void {
-    const now = Date.now();
-    if (now - entry.countedAt < RECOUNT_MS) return;
-    entry.countedAt = now;
-    const bytes = entry.snapshot.bytes();
-    if (bytes === entry.bytes) return;
-    this.totalBytes += bytes - entry.bytes;
-    entry.bytes = bytes;
-    if (typeof key === "number") this.options.metrics?.setSnapshotBytes(key, bytes);
-    this.bound(key);
-  }
-
-  private remove(key: EntryKey, entry: Entry): void {
-    if (this.entries.get(key) !== entry) return;
-    this.entries.delete(key);
-    this.totalBytes -= entry.bytes;
-    if (typeof key === "number") {
-      this.options.metrics?.setSnapshotBytes(key, 0);
-      return;
-    }
-    const loaded = this.modelsOf.get(entry.snapshot.accountId);
-    loaded?.delete(entry.snapshot.modelId);
-    if (loaded?.size === 0) this.modelsOf.delete(entry.snapshot.accountId);
-  }
-
-  private touch(key: EntryKey, entry: Entry): void {
-    // Map order is the LRU order: re-inserting moves the entry to the most recently used end.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    this.recount(key, entry);
+  /** An entry was used: it becomes the most recently used, and its catalogue is refreshed when due. */
+  private touch(key: EntryKey, entry: SnapshotEntry): void {
+    this.entries.touch(key, entry);
     const due = Date.now() - entry.checkedAt >= (this.options.productRefreshMs ?? 5000);
     if (due && !entry.refreshing && !this.stopped) void this.refresh(entry);
   }
 
-  private async refresh(entry: Entry): Promise<void> {
+  private async refresh(entry: SnapshotEntry): Promise<void> {
     entry.refreshing = true;
     try {
       entry.watermark = await refreshProducts(this.options.database, entry.snapshot, entry.watermark);
@@ -442,7 +342,7 @@ export class SnapshotRegistry {
 }
 
 /** Flags deleted products at once and has the entry's catalogue refreshed on its next use. */
-function flagChanged(entry: Entry, deletedExternalIds: readonly string[]): void {
+function flagChanged(entry: SnapshotEntry, deletedExternalIds: readonly string[]): void {
   for (const externalId of deletedExternalIds) {
     const i = entry.snapshot.items.indexByExternalId.get(externalId);
     if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
