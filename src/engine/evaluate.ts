@@ -58,15 +58,7 @@ export function holdoutSplit(events: Interactions, opts: SplitOptions = {}): Hol
     if (rep) isTest[i] = isTest[rep[i]!]!;
     nTest += isTest[i]!;
   }
-  const trainIdx = new Int32Array(n - nTest);
-  const testIdx = new Int32Array(nTest);
-  let tr = 0;
-  let te = 0;
-  for (let i = 0; i < n; i++) {
-    if (isTest[i]) testIdx[te++] = i;
-    else trainIdx[tr++] = i;
-  }
-  return { trainIdx, testIdx };
+  return splitByFlag(isTest, nTest);
 }
 
 /**
@@ -106,6 +98,12 @@ export function hashHoldoutSplit(
     } else isTest[i] = isTest[rep[i]!]!;
     nTest += isTest[i]!;
   }
+  return splitByFlag(isTest, nTest);
+}
+
+/** Event indices split by a per-event hold-out flag, each side in event order. */
+function splitByFlag(isTest: Uint8Array, nTest: number): HoldoutSplit {
+  const n = isTest.length;
   const trainIdx = new Int32Array(n - nTest);
   const testIdx = new Int32Array(nTest);
   let tr = 0;
