@@ -6,10 +6,13 @@
  */
 import { join } from "node:path";
 import { deserializeModel, modelArrayBytes, placeAnnIndexFile } from "../engine";
+import { lowerThisThreadsPriority } from "../shared/background-thread";
 import { decodeEnvelope } from "../training/envelope";
 import type { DecodedArtifact, DecodeMessage, DecodeRequest, PlacedIndex } from "./decode-protocol";
 
 declare const self: Worker;
+
+lowerThisThreadsPriority();
 
 self.addEventListener("message", (event: MessageEvent<DecodeRequest>) => {
   try {

@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import type { Database } from "../db/client";
+import { lowerThisThreadsPriority } from "../shared/background-thread";
 import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 import { runEngineTraining } from "./engine-api";
 import { encodeEnvelope } from "./envelope";
@@ -21,6 +22,8 @@ import type {
 } from "./worker-protocol";
 
 declare const self: Worker;
+
+lowerThisThreadsPriority();
 
 const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => self.postMessage(message, transfer);
 
