@@ -8,6 +8,7 @@ import { createAppEvents } from "./app-events";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
+import { monitorLoopDelay } from "./http/loop-delay";
 import { Metrics } from "./http/metrics";
 import type { TenantGuard } from "./http/tenant";
 import { instanceIdentity } from "./jobs/instance";
@@ -89,6 +90,7 @@ export async function createDeps(
   });
   const attributions = new AttributionQueue(database, recommendations.logs, logger, events);
   const stopModules: (() => Promise<void> | void)[] = [];
+  let stopLoopDelay: (() => void) | undefined;
 
   const deps: AppDeps = {
     config,
@@ -138,8 +140,11 @@ export async function createDeps(
       await recommendations.start();
       attributions.start();
       await jobs.start();
+      stopLoopDelay = monitorLoopDelay(metrics);
     },
     async stop() {
+      stopLoopDelay?.();
+      stopLoopDelay = undefined;
       // First: workers finish their current chunk while the database is still open.
       await jobs.stop();
       // Before the recommendation log stops: a last attribution writes the log first.

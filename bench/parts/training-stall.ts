@@ -58,6 +58,12 @@ export interface StallResult {
   /** From the job's completion until the account's snapshot was served from memory. */
   swapSeconds: number;
   seedSeconds: number;
+  /**
+   * The service's own view over the same span (recsys_event_loop_delay_seconds): how many of its 20 ms
+   * timer ticks fired more than 100 ms late, and the upper bound of the worst bucket reached. A client on a
+   * busy host also waits for its own CPU; these count only time the service's request thread was held.
+   */
+  serviceDelay: { over100ms: number; worstBucketSeconds: number };
 }
 
 const POLL_MS = 50;
@@ -94,6 +100,7 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
     );
 
     options.log("training");
+    const delayBefore = await loopDelayBuckets(server.baseUrl);
     const poller = pollHealth(server.baseUrl);
     const trainStarted = performance.now();
     const job = await tenant.client.expect(
@@ -121,6 +128,7 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
     options.log(`snapshot served ${swapSeconds.toFixed(1)} s after the job completed`);
     await Bun.sleep(TAIL_MS);
     const samples = await poller.stop();
+    const serviceDelay = delayBetween(delayBefore, await loopDelayBuckets(server.baseUrl));
     if (options.keepLogAs !== undefined) {
       await Bun.write(options.keepLogAs, Bun.file(`${server.dataDir}/server.log`));
       const slow = samples.filter((x) => x.ms > 100).sort((a, b) => a.at - b.at);
@@ -145,6 +153,7 @@ export async function measureTrainingStall(options: StallOptions): Promise<Stall
       trainSeconds,
       swapSeconds,
       seedSeconds,
+      serviceDelay,
     };
   } catch (error) {
     if (server !== undefined) {
@@ -206,6 +215,25 @@ interface Sample {
   ok: boolean;
   /** When the request was sent (epoch ms), to line slow answers up with the service's log. */
   at: number;
+}
+
+/** Cumulative counts of the service's event-loop delay histogram, by upper bound (seconds; +Inf last). */
+async function loopDelayBuckets(baseUrl: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const match of text.matchAll(/^recsys_event_loop_delay_seconds_bucket\{le="([^"]+)"\} (\S+)$/gm)) {
+    buckets.set(match[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(match[1]), Number(match[2]));
+  }
+  return buckets;
+}
+
+function delayBetween(before: Map<number, number>, after: Map<number, number>): StallResult["serviceDelay"] {
+  const inSpan = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = inSpan(Number.POSITIVE_INFINITY);
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  // The smallest bound whose bucket holds every tick of the span.
+  const worstBucketSeconds = bounds.find((le) => inSpan(le) === total) ?? Number.POSITIVE_INFINITY;
+  return { over100ms: total - inSpan(0.1), worstBucketSeconds };
 }
 
 /** Sends GET /health every POLL_MS without waiting for answers; stop() waits for the last ones. */

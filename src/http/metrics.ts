@@ -13,6 +13,9 @@ export const REQUEST_BUCKETS = [
 /** Upper bounds (seconds) of the training duration histogram. */
 export const TRAINING_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600] as const;
 
+/** Upper bounds (seconds) of the event-loop delay histogram. */
+export const LOOP_DELAY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const;
+
 const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx"] as const;
 /** The label of requests that matched no route: raw paths would give every scanner its own series. */
 export const UNMATCHED_ROUTE = "<unmatched>";
@@ -70,6 +73,7 @@ export class Metrics {
   /** method → route pattern → series. Nested maps so a lookup never builds a key string. */
   private readonly routes = new Map<string, Map<string, RouteSeries>>();
   private readonly training = new Histogram(TRAINING_BUCKETS);
+  private readonly loopDelay = new Histogram(LOOP_DELAY_BUCKETS);
   private readonly trainingFailures = new Float64Array(1);
   private readonly snapshotBytes = new Map<string, number>();
   private snapshotTotal: number | undefined;
@@ -105,6 +109,11 @@ export class Metrics {
   /** A finished training run's wall time. */
   observeTraining(seconds: number): void {
     this.training.observe(seconds);
+  }
+
+  /** How late a timer of the request thread fired (see loop-delay.ts). */
+  observeLoopDelay(seconds: number): void {
+    this.loopDelay.observe(seconds);
   }
 
   trainingFailed(): void {
@@ -189,6 +198,13 @@ export class Metrics {
     this.training.render(lines, "recsys_training_duration_seconds", "");
     family("recsys_training_failures_total", "counter", "Training runs that failed.");
     lines.push(`recsys_training_failures_total ${this.trainingFailures[0]}`);
+
+    family(
+      "recsys_event_loop_delay_seconds",
+      "histogram",
+      "How late a 20 ms timer on the thread that answers requests fired: every request waits at least that long.",
+    );
+    this.loopDelay.render(lines, "recsys_event_loop_delay_seconds", "");
 
     family("recsys_snapshot_memory_bytes", "gauge", "Memory held by in-memory tenant snapshots.");
     let sum = 0;

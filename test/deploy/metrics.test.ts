@@ -87,6 +87,22 @@ describe("GET /metrics", () => {
     }
   }, 120_000);
 
+  test("reports how late the request thread's timer fired: a 300 ms block lands above 0.25 s", async () => {
+    const ctx = shared;
+    const above = (text: string) =>
+      (sample(text, 'recsys_event_loop_delay_seconds_bucket{le="+Inf"}') ?? 0) -
+      (sample(text, 'recsys_event_loop_delay_seconds_bucket{le="0.25"}') ?? 0);
+    const before = await ctx.request("GET", "/metrics");
+    expect(before.text).toContain("# TYPE recsys_event_loop_delay_seconds histogram");
+    const blockedUntil = performance.now() + 300;
+    while (performance.now() < blockedUntil) {
+      // Holds the thread, as a long statement on the embedded store would.
+    }
+    await Bun.sleep(60);
+    const after = await ctx.request("GET", "/metrics");
+    expect(above(after.text)).toBeGreaterThanOrEqual(above(before.text) + 1);
+  });
+
   test("is listed in the OpenAPI document as an operational route", async () => {
     const ctx = shared;
     const res = await ctx.request("GET", OPENAPI_PATH);
