@@ -7,6 +7,7 @@ import m4 from "../../drizzle/0004_recommendation_logs_text_items_user_index.sql
 import m5 from "../../drizzle/0005_recommendation_attribution.sql" with { type: "text" };
 import m6 from "../../drizzle/0006_online_metrics_and_experiments.sql" with { type: "text" };
 import m7 from "../../drizzle/0007_recommendation_logs_end_user_time_index.sql" with { type: "text" };
+import m8 from "../../drizzle/0008_products_changed_index.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0005_recommendation_attribution", sql: m5 },
   { tag: "0006_online_metrics_and_experiments", sql: m6 },
   { tag: "0007_recommendation_logs_end_user_time_index", sql: m7 },
+  { tag: "0008_products_changed_index", sql: m8 },
 ];

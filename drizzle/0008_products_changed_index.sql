@@ -1,0 +1,1 @@
+CREATE INDEX "products_account_changed_idx" ON "products" USING btree ("account_id",greatest("updated_at", coalesce("deleted_at", "updated_at")));
