@@ -5,6 +5,7 @@ import { ELYSIA_CONFIG, httpKernel } from "./http/kernel";
 import { type GeneratorApp, OPENAPI_PATH, openapiDocumentModule } from "./http/openapi-document";
 import type { RouteShape } from "./http/openapi-errors";
 import { MODULES } from "./modules";
+import type { ServiceModule } from "./modules/module";
 
 export { OPENAPI_PATH };
 
@@ -18,6 +19,8 @@ export interface AppOptions {
    * call few routes of each, do not.
    */
   readonly precompile?: boolean;
+  /** The modules whose routes to serve: the list createDeps was given (the default is the same for both). */
+  readonly modules?: readonly ServiceModule[];
 }
 
 /** The whole HTTP API as one Elysia instance; tests call `app.handle(request)` on it in-process. */
@@ -57,7 +60,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}) {
       ),
     );
   // Each module's routes, in the module list's order.
-  for (const module of MODULES) if (module.routes !== undefined) app.use(module.routes(deps));
+  const modules = options.modules ?? MODULES;
+  for (const module of modules) if (module.routes !== undefined) app.use(module.routes(deps));
   built = app;
   return app;
 }

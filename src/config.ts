@@ -51,8 +51,6 @@ export interface Config {
   readonly jobConcurrency: number;
   /** Records per bulk-ingestion chunk, each chunk one transaction (INGESTION_CHUNK_SIZE). */
   readonly ingestionChunkSize: number;
-  /** Test-only: pause inside each ingestion chunk so a crash test can land mid-job (INGESTION_CHUNK_DELAY_MS). */
-  readonly ingestionChunkDelayMs: number;
   /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
   readonly snapshotCacheMb: number;
   /** Server processes sharing the port (WORKERS; `auto` = cores): the first one starts the others. */
@@ -203,12 +201,6 @@ export function loadConfig(env: Env = process.env): Config {
     trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
-    ingestionChunkDelayMs: parseInteger(
-      "INGESTION_CHUNK_DELAY_MS",
-      read("INGESTION_CHUNK_DELAY_MS") ?? "0",
-      0,
-      60_000,
-    ),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
     workers,
     workerIndex,

@@ -19,6 +19,7 @@ import { createIdentity } from "./modules/auth/identity";
 import { createPaymentProvider } from "./modules/billing/create-provider";
 import { RunningExperiments } from "./modules/experiments/running";
 import { HealthMonitor } from "./modules/health/monitor";
+import type { ServiceModule } from "./modules/module";
 import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
 import { PlanEnforcer } from "./modules/plans/enforcer";
@@ -36,6 +37,8 @@ export interface CreateDepsOptions {
   pgliteDataDir?: string;
   /** Candidate-path thresholds of the recommender; tests pass their own to force small tenants through HNSW. */
   servingTuning?: Readonly<ServingTuning>;
+  /** The modules whose job kinds, guards and background work to build; default: src/modules/index.ts. */
+  modules?: readonly ServiceModule[];
 }
 
 export type { AppDeps, Lifecycle } from "./app-deps";
@@ -89,6 +92,7 @@ export async function createDeps(
     ...(options.servingTuning === undefined ? {} : { tuning: options.servingTuning }),
   });
   const attributions = new AttributionQueue(database, recommendations.logs, logger, events);
+  const modules = options.modules ?? MODULES;
   const stopModules: (() => Promise<void> | void)[] = [];
   let stopLoopDelay: (() => void) | undefined;
 
@@ -116,7 +120,7 @@ export async function createDeps(
     events,
   };
   // The modules' own parts: guards in list order, job kinds before the runner starts, background work on start.
-  for (const module of MODULES) {
+  for (const module of modules) {
     tenantGuards.push(...(module.guards?.(deps) ?? []));
     for (const kind of module.jobKinds?.(deps) ?? []) jobs.registerJobKind(kind);
   }
@@ -132,7 +136,7 @@ export async function createDeps(
       await health.start();
       await identity.start();
       usageMeter.start();
-      for (const module of MODULES) {
+      for (const module of modules) {
         if (module.start !== undefined) stopModules.push(await module.start(deps));
       }
       await snapshots.start();

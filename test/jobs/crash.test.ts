@@ -3,8 +3,9 @@
  * the middle of a bulk-ingestion job, and is started again on the same database and DATA_DIR. The restarted
  * process reclaims the job it left behind and finishes it; every accepted record must then be applied
  * exactly once (interactions are plain inserts, so a replayed chunk would show up as extra rows).
- * INGESTION_CHUNK_DELAY_MS (test-only) holds each chunk's transaction open for a while so the kill lands
- * mid-job, usually inside an open chunk transaction, which Postgres then rolls back.
+ * The first process runs test/jobs/slow-ingestion-service.ts: the service with each chunk's transaction held
+ * open for a while, so the kill lands mid-job, usually inside an open chunk transaction, which Postgres then
+ * rolls back. The restart is the plain src/main.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
@@ -21,8 +22,8 @@ interface Service {
   output: string[];
 }
 
-async function startService(env: Record<string, string>): Promise<Service> {
-  const child = Bun.spawn([process.execPath, "run", "src/main.ts"], {
+async function startService(env: Record<string, string>, entry = ["src/main.ts"]): Promise<Service> {
+  const child = Bun.spawn([process.execPath, "run", ...entry], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdout: "pipe",
@@ -109,7 +110,7 @@ describe.skipIf(adminUrl === undefined)("crash safety (Postgres)", () => {
       INGESTION_CHUNK_SIZE: "50",
     };
 
-    const first = await startService({ ...env, INGESTION_CHUNK_DELAY_MS: "300" });
+    const first = await startService(env, ["test/jobs/slow-ingestion-service.ts", "300"]);
     cleanups.push(() => {
       first.process.kill("SIGKILL");
     });

@@ -25,11 +25,7 @@ afterAll(async () => {
   await ctx.close();
 });
 
-function runner(
-  instanceId: string,
-  config = { ingestionChunkSize: 2, ingestionChunkDelayMs: 0 },
-  concurrency = 1,
-) {
+function runner(instanceId: string, config = { ingestionChunkSize: 2 }, concurrency = 1, chunkDelayMs = 0) {
   const { database } = ctx.deps;
   const r = new JobRunner({
     database,
@@ -39,7 +35,7 @@ function runner(
     pollMs: 50,
     heartbeatMs: 200,
   });
-  r.registerJobKind(ingestionJobKind({ database, config, events: createAppEvents() }));
+  r.registerJobKind(ingestionJobKind({ database, config, chunkDelayMs, events: createAppEvents() }));
   runners.push(r);
   return r;
 }
@@ -191,10 +187,7 @@ describe("job runner", () => {
     const accountId = await newAccount();
     const products = Array.from({ length: 6 }, (_, i) => product(`p${i}`));
     const id = await seedJob(accountId, { products });
-    const slow = runner(`s${randomUUID().slice(0, 8)}`, {
-      ingestionChunkSize: 1,
-      ingestionChunkDelayMs: 150,
-    });
+    const slow = runner(`s${randomUUID().slice(0, 8)}`, { ingestionChunkSize: 1 }, 1, 150);
     await slow.start();
     await slow.announce("ingestion");
     await until(async () => (await jobState(id)).processed_products > 0, "the first chunk");

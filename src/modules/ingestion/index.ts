@@ -67,16 +67,27 @@ function ingestionRoutes(deps: AppDeps) {
     );
 }
 
-export const ingestionModule: ServiceModule = {
-  name: "ingestion",
-  routes: ingestionRoutes,
-  jobKinds: (deps) => [
-    ingestionJobKind({
-      database: deps.database,
-      config: deps.config,
-      capacity: (tx, accountId, kind) => remainingCatalogueCapacity(deps, tx, accountId, kind),
-      onApplied: (accountId, records) => deps.usageMeter.record(accountId, { ingestedRecords: records }),
-      events: deps.events,
-    }),
-  ],
-};
+/** Options only a test harness sets (test/jobs/slow-ingestion-service.ts); the service runs without any. */
+export interface IngestionModuleOptions {
+  /** Held inside each chunk's transaction, so a crash test's kill lands mid-job. */
+  readonly chunkDelayMs?: number;
+}
+
+export function createIngestionModule(options: IngestionModuleOptions = {}): ServiceModule {
+  return {
+    name: "ingestion",
+    routes: ingestionRoutes,
+    jobKinds: (deps) => [
+      ingestionJobKind({
+        database: deps.database,
+        config: deps.config,
+        ...(options.chunkDelayMs === undefined ? {} : { chunkDelayMs: options.chunkDelayMs }),
+        capacity: (tx, accountId, kind) => remainingCatalogueCapacity(deps, tx, accountId, kind),
+        onApplied: (accountId, records) => deps.usageMeter.record(accountId, { ingestedRecords: records }),
+        events: deps.events,
+      }),
+    ],
+  };
+}
+
+export const ingestionModule = createIngestionModule();

@@ -30,7 +30,9 @@ export const ingestionQueue = rowQueue({
 
 interface IngestionDeps {
   database: Database;
-  config: Pick<Config, "ingestionChunkSize" | "ingestionChunkDelayMs">;
+  config: Pick<Config, "ingestionChunkSize">;
+  /** Test harnesses only: holds each chunk's transaction open this long, so a kill can land mid-job. */
+  chunkDelayMs?: number;
   /** The plan's catalogue caps; absent means no cap. */
   capacity?: CapacityCheck;
   /** Counts applied records in the account's usage. */
@@ -122,7 +124,7 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     const records = phase.records.slice(start, start + chunkSize);
     const result = await db.transaction(async (tx) => {
       const chunk = await phase.apply(tx, job.accountId, records, start);
-      if (deps.config.ingestionChunkDelayMs > 0) await Bun.sleep(deps.config.ingestionChunkDelayMs);
+      if (deps.chunkDelayMs !== undefined && deps.chunkDelayMs > 0) await Bun.sleep(deps.chunkDelayMs);
       // The cursor advance commits with the chunk's writes; it only matches while this worker still holds
       // the claim and the cursor is where this chunk started, otherwise the whole chunk rolls back.
       const advanced = await tx
