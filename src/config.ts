@@ -8,6 +8,7 @@ import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import type { NativeKernelSettings } from "./engine/native";
 import type { LogLevel } from "./shared/logger";
 
 export type PaymentProviderName = "local" | "mercadopago";
@@ -59,6 +60,8 @@ export interface Config {
   readonly workerIndex: number;
   /** Origins (`scheme://host[:port]`) granted CORS on every route (CORS_ORIGINS); publishable keys need none. */
   readonly corsOrigins: readonly string[];
+  /** How the C kernels load (RECSYS_NATIVE, CC), on this thread and in every training worker it starts. */
+  readonly nativeKernels: NativeKernelSettings;
 }
 
 export class ConfigError extends Error {
@@ -205,10 +208,22 @@ export function loadConfig(env: Env = process.env): Config {
     workers,
     workerIndex,
     corsOrigins: Object.freeze(corsOrigins),
+    nativeKernels: loadNativeKernelSettings(env),
   });
 }
 
 const MAX_WORKERS = 256;
+
+/**
+ * The native-kernel settings alone: `--self-check` reports on the kernels without the rest of the config
+ * (it must not touch DATA_DIR, where a missing JWT_SECRET would be generated).
+ */
+export function loadNativeKernelSettings(env: Env = process.env): NativeKernelSettings {
+  const enabled = env["RECSYS_NATIVE"]?.trim() ?? "";
+  if (!["", "0", "1"].includes(enabled))
+    throw new ConfigError("RECSYS_NATIVE", "use 0 (off) or 1 (on, the default)");
+  return Object.freeze({ enabled: enabled !== "0", compiler: env["CC"]?.trim() || "cc" });
+}
 
 function parseWorkers(text: string | undefined): number {
   if (text === undefined) return 1;

@@ -8,6 +8,7 @@ import { createAppEvents } from "./app-events";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
+import { configureNativeKernels } from "./engine/native";
 import { monitorLoopDelay } from "./http/loop-delay";
 import { Metrics } from "./http/metrics";
 import type { TenantGuard } from "./http/tenant";
@@ -48,6 +49,8 @@ export async function createDeps(
   options: CreateDepsOptions = {},
 ): Promise<AppDeps & Lifecycle> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Before anything fits or folds in on this thread; training workers get the same settings with each run.
+  configureNativeKernels(config.nativeKernels);
   // Before anything opens: a bad PLANS_FILE stops start-up with a ConfigError naming it.
   const plans = loadPlanTable(config.plansFile);
   const database = await openDatabase({

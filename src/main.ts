@@ -1,4 +1,5 @@
 /** Entry point: `--self-check`, or the service itself (src/serve.ts). */
+import { loadNativeKernelSettings } from "./config";
 import { serve } from "./serve";
 import { createLogger } from "./shared/logger";
 
@@ -6,7 +7,7 @@ async function main(): Promise<void> {
   if (process.argv.includes("--self-check")) {
     // Loaded only here so a normal start does not open a second, throw-away database.
     const { runSelfCheck } = await import("./modules/ops/self-check");
-    const report = await runSelfCheck();
+    const report = await runSelfCheck(loadNativeKernelSettings());
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.exit(report.ok ? 0 : 1);
   }

@@ -1,13 +1,17 @@
 import { measure } from "mitata";
+import { loadNativeKernelSettings } from "../../src/config";
 import { alsSweep, alsSweepTs, DEFAULT_ALS } from "../../src/engine/als";
 import { foldInUser, scoreFactors } from "../../src/engine/fold-in";
 import { buildAnnIndex, exactSearch, searchAnn } from "../../src/engine/hnsw";
 import { gramMatrix, spdInverse } from "../../src/engine/linalg";
-import { nativeKernels } from "../../src/engine/native";
+import { configureNativeKernels, nativeKernels } from "../../src/engine/native";
 import { createRng, gaussian } from "../../src/engine/rng";
 import { buildWeightedMatrix } from "../../src/engine/weighting";
 import { generateSynthetic } from "../data/synthetic";
 import type { BenchSize } from "../lib/types";
+
+// The service's own settings: with RECSYS_NATIVE=0 the native columns are n/a.
+configureNativeKernels(loadNativeKernelSettings());
 
 /** One kernel measured two ways: the baseline (plain TypeScript, or brute force) and the faster variant. */
 export interface KernelPair {

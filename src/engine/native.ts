@@ -45,15 +45,35 @@ const symbols = {
 
 export type NativeKernels = ReturnType<typeof dlopen<typeof symbols>>["symbols"];
 
+/** Whether to use the C kernels at all, and the compiler that builds them (Config.nativeKernels). */
+export interface NativeKernelSettings {
+  /** False (RECSYS_NATIVE=0): the TypeScript twins only (same results, slower); no compiler is run. */
+  readonly enabled: boolean;
+  /** The C compiler (CC), run once per kernel source and CPU. */
+  readonly compiler: string;
+}
+
+let settings: NativeKernelSettings = { enabled: true, compiler: "cc" };
 let cached: NativeKernels | null | undefined;
-const disabled = process.env["RECSYS_NATIVE"] === "0";
+
+/**
+ * Sets how this thread gets its kernels, before its first fit or fold-in: createDeps passes the config's
+ * settings on the main thread, the training worker those of its start message. The kernels are reached from
+ * deep inside the engine's loops, so the settings are held per thread rather than passed to each call. A
+ * thread that never calls this (a test or bench using the engine directly) compiles with `cc`.
+ */
+export function configureNativeKernels(next: NativeKernelSettings): void {
+  if (next.enabled === settings.enabled && next.compiler === settings.compiler) return;
+  settings = { enabled: next.enabled, compiler: next.compiler };
+  cached = undefined;
+}
 
 /**
  * Compiles native/kernels.c once per (source, CPU) into a cache dir and loads it. Returns null when no C
  * compiler or loader is available, in which case callers use their TypeScript twins.
  */
 export function nativeKernels(): NativeKernels | null {
-  if (disabled) return null;
+  if (!settings.enabled) return null;
   if (cached !== undefined) return cached;
   cached = null;
   try {
@@ -73,8 +93,9 @@ export function nativeKernels(): NativeKernels | null {
       writeFileSync(src, kernelSource);
       // Compile to a private name and rename, so concurrent workers never load a half-written file.
       const tmp = `${lib}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-      const cc = process.env["CC"] ?? "cc";
-      const res = Bun.spawnSync([cc, ...flags, "-o", tmp, src, "-lm", "-lpthread"], { stderr: "pipe" });
+      const res = Bun.spawnSync([settings.compiler, ...flags, "-o", tmp, src, "-lm", "-lpthread"], {
+        stderr: "pipe",
+      });
       if (res.exitCode !== 0) return null;
       renameSync(tmp, lib);
     }

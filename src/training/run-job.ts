@@ -6,6 +6,7 @@
  * publish twice.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
+import type { Config } from "../config";
 import type { Database } from "../db/client";
 import { models, trainingJobs } from "../db/schema";
 import type { Metrics } from "../http/metrics";
@@ -29,6 +30,8 @@ import {
 import type { ArtifactIds, StoredRun, TrainingCounts, TrainRequest } from "./worker-protocol";
 
 export interface TrainingDeps {
+  /** The C-kernel settings are handed to each training worker (a thread reads no environment). */
+  readonly config: Pick<Config, "nativeKernels">;
   readonly database: Database;
   readonly logger: Logger;
   readonly snapshots: SnapshotRegistry;
@@ -134,6 +137,7 @@ export async function runTrainingJob(
         ...input,
         // The worker adds the stable ids it draws the hold-out by (see `trainingSplit`).
         options: toEngineOptions(row.options),
+        native: deps.config.nativeKernels,
         published: published ?? null,
         artifact: { ...(ids === undefined ? {} : { ids }), path: staging, keepBytes },
       },

@@ -1,4 +1,5 @@
 /** Messages between the main thread and the training worker (src/training/worker.ts). */
+import type { NativeKernelSettings } from "../engine/native";
 import type { EngineInteractions, EngineItemMeta, EngineTrainOptions } from "./engine-types";
 
 export interface TrainRequest {
@@ -19,6 +20,8 @@ export interface TrainRequest {
    */
   readonly store?: StoreOrder;
   readonly options: EngineTrainOptions;
+  /** How the worker's thread loads the C kernels: the process's own settings (Config.nativeKernels). */
+  readonly native: NativeKernelSettings;
   /** The account's published model, whose configuration is refit on this run's split for a fair comparison. */
   readonly published: PublishedConfiguration | null;
   /**

@@ -6,6 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import type { Database } from "../db/client";
+import { configureNativeKernels } from "../engine/native";
 import { lowerThisThreadsPriority } from "../shared/background-thread";
 import type { EngineInteractions, EngineItemMeta } from "./engine-api";
 import { runEngineTraining } from "./engine-api";
@@ -39,7 +40,10 @@ self.addEventListener("message", (event: MessageEvent<TrainRequest | ItemsMessag
     for (const item of request.items) items.push(item);
     return;
   }
-  if (request.type === "train") void train(request);
+  if (request.type === "train") {
+    configureNativeKernels(request.native);
+    void train(request);
+  }
 });
 
 interface Inputs {

@@ -36,7 +36,16 @@ describe("settings", () => {
     expect(config.signupLimitPerHour).toBe(20);
     expect(config.trustProxy).toBeUndefined();
     expect(config.logLevel).toBe("info");
+    expect(config.nativeKernels).toEqual({ enabled: true, compiler: "cc" });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test("RECSYS_NATIVE=0 turns the C kernels off and CC names their compiler", () => {
+    expect(loadConfig({ ...base, RECSYS_NATIVE: "0", CC: "clang" }).nativeKernels).toEqual({
+      enabled: false,
+      compiler: "clang",
+    });
+    expect(loadConfig({ ...base, RECSYS_NATIVE: "1" }).nativeKernels.enabled).toBe(true);
   });
 
   const bad: [string, Record<string, string>][] = [
@@ -65,6 +74,7 @@ describe("settings", () => {
     ["JOB_CONCURRENCY", { JOB_CONCURRENCY: "-1" }],
     ["TRAININGS_PER_DAY", { TRAININGS_PER_DAY: "0" }],
     ["DATA_DIR", { DATA_DIR: join(aFile, "inside-a-file") }],
+    ["RECSYS_NATIVE", { RECSYS_NATIVE: "yes" }],
   ];
   for (const [setting, env] of bad) {
     test(`a bad ${setting} (${JSON.stringify(env).replaceAll(dir, "…")}) stops start-up naming ${setting}`, () => {

@@ -37,6 +37,7 @@ describe("training worker", () => {
         events,
         items,
         options: { als: { factors: 8, iterations: 2 }, search: false },
+        native: { enabled: true, compiler: "cc" },
         published: null,
       },
       (stage, percent) => stages.push([stage, percent]),
@@ -54,7 +55,14 @@ describe("training worker", () => {
   test("aborting a run terminates the worker and rejects with TrainingAbortedError", async () => {
     const controller = new AbortController();
     const run = trainInWorker(
-      { type: "train", events: smallEvents(), items, options: {}, published: null },
+      {
+        type: "train",
+        events: smallEvents(),
+        items,
+        options: {},
+        native: { enabled: true, compiler: "cc" },
+        published: null,
+      },
       () => controller.abort(),
       controller.signal,
     );

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../../db/client";
 import { migrate } from "../../db/migrate";
-import { nativeKernels } from "../../engine/native";
+import { configureNativeKernels, type NativeKernelSettings, nativeKernels } from "../../engine/native";
 import { HierarchicalNSW } from "../../shared/hnswlib";
 
 interface CheckOutcome {
@@ -22,7 +22,10 @@ async function attempt(run: () => Promise<string> | string): Promise<CheckOutcom
   }
 }
 
-export async function runSelfCheck(): Promise<{ ok: boolean; checks: Record<string, CheckOutcome> }> {
+export async function runSelfCheck(
+  native: NativeKernelSettings,
+): Promise<{ ok: boolean; checks: Record<string, CheckOutcome> }> {
+  configureNativeKernels(native);
   const checks: Record<string, CheckOutcome> = {
     database: await attempt(async () => {
       const database = await openDatabase({ dataDir: "memory://" });
