@@ -1,7 +1,7 @@
 /**
  * A loaded model's HNSW indexes and its release from the artifact's buffer, for long-lived serving. The
- * ranking itself lives in src/engine/ranking (the blend) and src/modules/recommendations (candidates,
- * filters, pages).
+ * ranking itself lives in src/engine/ranking (pure) and src/modules/recommendations/ranking (over a
+ * tenant's item table, filters and caches).
  */
 import { type AnnIndex, type AnnSpace, deserializeAnnIndex, loadAnnIndexFile } from "./hnsw";
 import type { Model } from "./model";

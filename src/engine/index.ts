@@ -8,9 +8,10 @@
  *   serializeModel(model) → Uint8Array; deserializeModel(bytes) → Model (zero-copy typed-array views, mostly-zero
  *   arrays expanded); modelArrayBytes(model) → its in-memory size.
  *
- * Ranking (items are dense indices; callers map external ids). The service ranks in
- * src/modules/recommendations (candidates, filters, pages) with the blend of ranking/blend.ts; training
- * evaluates with the same blend:
+ * Ranking (items are dense indices; callers map external ids). ranking/ holds the pure ranking: the blend
+ * (blend.ts), its components (components.ts), candidates (candidates.ts), diversity, strategy weights, the
+ * model-signal interfaces; src/modules/recommendations/ranking/rank.ts runs them over a tenant's item table
+ * and caches. Training evaluates with the same blend:
  *   scoreForUser(model, history) → Float32Array over all items, the model's tuned blend (ranking/personal.ts)
  *   scaleToUnit, blendInto, tunedWeights, interactionWeight   the one blend (ranking/blend.ts)
  *   topK(scores, k, predicate?, exclude?)      heap selection, best first

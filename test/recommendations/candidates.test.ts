@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { denseHistory } from "../../src/modules/recommendations/ranking/blend";
+import { DEFAULT_TUNING, type ServingTuning } from "../../src/engine/ranking/candidates";
+import { denseHistory } from "../../src/engine/ranking/components";
 import { rank } from "../../src/modules/recommendations/ranking/rank";
-import { sourceLabels } from "../../src/modules/recommendations/ranking/strategy";
+import { sourceLabels } from "../../src/modules/recommendations/ranking/rank-items";
 import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/serving/history-sync";
-import { DEFAULT_TUNING, type ServingTuning } from "../../src/modules/recommendations/serving/tuning";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { denseHistory } from "../../src/engine/ranking/components";
 import { scoreForUser } from "../../src/engine/ranking/personal";
 import { topK } from "../../src/engine/topk";
-import { denseHistory } from "../../src/modules/recommendations/ranking/blend";
 import { HISTORY_LENGTH } from "../../src/modules/recommendations/serving/history-cache";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { ALLOWED_ORIGIN, createKey, registerTenant, type Tenant } from "../helpers/tenant";

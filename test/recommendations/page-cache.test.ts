@@ -1,11 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { RenderedPage } from "../../src/modules/recommendations/respond";
+import { DEFAULT_TUNING } from "../../src/engine/ranking/candidates";
 import type { UserHistory } from "../../src/modules/recommendations/serving/history-cache";
 import type { ItemTable } from "../../src/modules/recommendations/serving/item-table";
-import { cachedPage, PageCache, type PageInputs } from "../../src/modules/recommendations/serving/page-cache";
-import type { ServingView } from "../../src/modules/recommendations/serving/signals";
-import { DEFAULT_TUNING } from "../../src/modules/recommendations/serving/tuning";
+import {
+  cachedPage,
+  PageCache,
+  type PageInputs,
+  type RenderedPage,
+} from "../../src/modules/recommendations/serving/page-cache";
+import type { ServingView } from "../../src/modules/recommendations/serving/view";
 import { sharedTestContext } from "../helpers/context";
 import { catalogue, createShop, ids, interact } from "./fixtures";
 

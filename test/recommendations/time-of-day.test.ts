@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { sql } from "drizzle-orm";
 import { buildCategoryIndex } from "../../src/engine/categories";
 import { computePopularity, DAYPARTS } from "../../src/engine/popularity";
-import { daypartOf } from "../../src/modules/recommendations/ranking/time-of-day";
+import { daypartOf } from "../../src/engine/ranking/time-of-day";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";

@@ -6,24 +6,14 @@
  */
 import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
-import type { RankedPage } from "./ranking/rank";
-import type { RankedBody, RecommendationPage } from "./schemas";
+import type { RankedPage, RecommendationPage } from "./schemas";
 import type { AnswerLabels, RecommendationLogQueue } from "./serving/log-queue";
+import type { RenderedPage } from "./serving/page-cache";
 
 /** What sending an answer reads from the app: the recommendation log and the usage counters. */
 export interface RespondDeps {
   readonly recommendations: { readonly logs: RecommendationLogQueue };
   readonly usageMeter: UsageMeter;
-}
-
-/** A recommendation answer ready to send: its body and what the recommendation log records. */
-export interface RenderedPage {
-  endpoint: string;
-  endUserId: number | null;
-  itemIds: readonly string[];
-  body: RankedBody;
-  /** Approximate size of the body and its JSON text in bytes (the page cache's budget). */
-  bytes: number;
 }
 
 /**

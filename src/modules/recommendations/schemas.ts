@@ -124,6 +124,12 @@ export const RecommendationItem = t.Object({
 });
 export type RecommendationItem = typeof RecommendationItem.static;
 
+/** One ranking's answer before it is rendered: the page of items and how many were eligible in all. */
+export interface RankedPage {
+  items: RecommendationItem[];
+  total: number;
+}
+
 export const RecommendationPage = t.Object(
   {
     items: t.Array(RecommendationItem),

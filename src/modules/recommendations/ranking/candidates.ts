@@ -5,10 +5,10 @@
  */
 
 import { CandidateCollector, personalCandidates } from "../../../engine/ranking/candidates";
+import { type ComponentInputs, preferenceMatcher } from "../../../engine/ranking/components";
+import type { ItemSet } from "../../../engine/ranking/item-set";
 import type { ItemTable } from "../serving/item-table";
 import { type BaseEligibility, categoryOrder, popularityOrder, scratchMarks } from "../serving/serving-cache";
-import { type ComponentInputs, preferenceMatcher } from "./blend";
-import type { ItemSet } from "./item-set";
 import type { RankPlan } from "./rank-plan";
 
 export function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Array {

@@ -4,9 +4,10 @@
  * The generic level names no product and no preference: publishable keys sit in public page source, so
  * whoever copies one could otherwise read any named end user's history out of "Because you viewed …".
  */
+
+import { categoryLabel } from "../../../engine/ranking/catalogue";
 import type { TenantContext } from "../../../http/tenant";
 import type { RecommendationSource } from "../schemas";
-import { categoryLabel } from "../serving/item-table";
 
 export type ExplanationLevel = "simple" | "detailed" | "generic";
 

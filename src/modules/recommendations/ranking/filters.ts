@@ -2,11 +2,12 @@
  * Compiles a request's `filters` once into a predicate over an ItemTable's typed arrays. Field/op/value
  * combinations that make no sense are 422s naming the offending condition, never silently ignored.
  */
+
+import { categoryMatcher, type ItemPredicate } from "../../../engine/ranking/catalogue";
 import { AppError, type ValidationIssue, validationError } from "../../../shared/errors";
 import type { FilterGroup, FilterOp } from "../schemas";
-import { categoryMatcher, type ItemTable } from "../serving/item-table";
+import type { ItemTable } from "../serving/item-table";
 
-export type ItemPredicate = (item: number) => boolean;
 type Condition = FilterGroup["filters"][number];
 
 const NUMERIC_OPS: readonly FilterOp[] = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "nin"];

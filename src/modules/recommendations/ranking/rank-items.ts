@@ -1,81 +1,40 @@
 /**
- * Turning ranked candidate positions into response items: MMR diversity, the dominant component's source
- * label, and the explanation naming the reason (history item, category, brand, trend).
+ * Turning ranked candidate positions into response items: the dominant component's source label, and the
+ * explanation naming the reason (history item, category, brand, trend).
  */
 
+import { RANK_COMPONENTS, type RankComponent } from "../../../engine/ranking/blend";
+import type { ComponentScores, TypedHistory } from "../../../engine/ranking/components";
+import type { ModelSignals } from "../../../engine/ranking/signals";
+import type { Strategy } from "../../../engine/ranking/strategy";
 import type { RecommendationItem, RecommendationSource } from "../schemas";
 import type { ItemTable } from "../serving/item-table";
-import type { ModelSignals } from "../serving/signals";
-import type { Component, ComponentScores, TypedHistory } from "./blend";
-import { COMPONENTS } from "./blend";
 import { explain, historyVerb, type Reason } from "./explanations";
 import type { RankPlan } from "./rank-plan";
 
-const MMR_LAMBDA = 0.7;
-const MMR_MAX_POSITIONS = 300;
-
-/** Maximal marginal relevance over categories and taste factors; works on candidate positions. */
-export function mmr(
-  pool: Int32Array,
-  score: Float32Array,
-  candidates: Int32Array,
-  table: ItemTable,
-  signals: ModelSignals | null,
-  want: number,
-): Int32Array {
-  const positions = Math.min(want, MMR_MAX_POSITIONS, pool.length);
-  if (pool.length === 0) return pool;
-  const top = score[pool[0]!]!;
-  const bottom = score[pool[pool.length - 1]!]!;
-  const span = top - bottom > 0 ? top - bottom : 1;
-  const remaining = Array.from(pool);
-  const chosen: number[] = [];
-  const maxSim = new Float32Array(remaining.length);
-  while (chosen.length < positions && remaining.length > 0) {
-    let best = 0;
-    let bestValue = Number.NEGATIVE_INFINITY;
-    for (let r = 0; r < remaining.length; r++) {
-      const relevance = (score[remaining[r]!]! - bottom) / span;
-      const value = MMR_LAMBDA * relevance - (1 - MMR_LAMBDA) * maxSim[r]!;
-      if (value > bestValue) {
-        bestValue = value;
-        best = r;
-      }
-    }
-    const pick = remaining[best]!;
-    chosen.push(pick);
-    remaining.splice(best, 1);
-    maxSim.copyWithin(best, best + 1);
-    for (let r = 0; r < remaining.length; r++) {
-      const sim = similarity(table, signals, candidates[pick]!, candidates[remaining[r]!]!);
-      if (sim > maxSim[r]!) maxSim[r] = sim;
-    }
-  }
-  const rest = pool.filter((p) => !chosen.includes(p));
-  return Int32Array.from([...chosen, ...rest].slice(0, want));
-}
-
-function similarity(table: ItemTable, signals: ModelSignals | null, a: number, b: number): number {
-  const ca = table.categories[a]!;
-  const cb = table.categories[b]!;
-  let category = 0;
-  if (ca === cb) category = 1;
-  else if (ca.split("/")[0] === cb.split("/")[0]) category = 0.5;
-  const taste = signals?.itemSimilarity(a, b) ?? null;
-  return taste === null ? category : 0.5 * category + 0.5 * Math.max(0, taste);
+/** The source label each component's items carry in the answer, for a query's strategy. */
+export function sourceLabels(strategy: Strategy): Record<RankComponent, RecommendationSource> {
+  return {
+    collab: strategy === "collab" ? "collaborative" : "personalized",
+    content: "content_based",
+    trend: strategy === "popularity" ? "popular" : "trending",
+    similar: "similar",
+    complementary: "complementary",
+    preference: "popular",
+  };
 }
 
 /** A component that scored the candidates, with its weight in the blend. */
 export interface WeightedComponent {
-  component: Component;
+  component: RankComponent;
   weight: number;
   values: Float32Array;
 }
 
-/** The components that take part in the blend, in COMPONENTS order: worked out once per ranking. */
+/** The components that take part in the blend, in RANK_COMPONENTS order: worked out once per ranking. */
 export function weightedComponents(plan: RankPlan, components: ComponentScores): WeightedComponent[] {
   const out: WeightedComponent[] = [];
-  for (const component of COMPONENTS) {
+  for (const component of RANK_COMPONENTS) {
     const weight = plan.weights[component];
     const values = components.values[component];
     if (weight && values !== undefined) out.push({ component, weight, values });
@@ -83,8 +42,8 @@ export function weightedComponents(plan: RankPlan, components: ComponentScores):
   return out;
 }
 
-function dominant(weighted: readonly WeightedComponent[], position: number): Component | null {
-  let best: Component | null = null;
+function dominant(weighted: readonly WeightedComponent[], position: number): RankComponent | null {
+  let best: RankComponent | null = null;
   let bestValue = 0;
   for (let c = 0; c < weighted.length; c++) {
     const { component, weight, values } = weighted[c]!;
@@ -125,7 +84,7 @@ function reasonFor(
   plan: RankPlan,
   components: ComponentScores,
   dense: TypedHistory,
-  component: Component | null,
+  component: RankComponent | null,
   item: number,
   position: number,
 ): Reason {

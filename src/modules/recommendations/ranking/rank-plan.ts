@@ -1,21 +1,20 @@
 /** What one ranking pass is asked to do; a leaf so candidate gathering and item building can name it. */
 
+import type { RankComponent, RankWeights } from "../../../engine/ranking/blend";
+import type { ServingTuning } from "../../../engine/ranking/candidates";
+import type { ItemPredicate } from "../../../engine/ranking/catalogue";
+import type { ModelSignals } from "../../../engine/ranking/signals";
+import type { Goal } from "../../../engine/ranking/strategy";
 import type { RecommendationSource } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import type { ItemTable } from "../serving/item-table";
-import type { ModelSignals } from "../serving/signals";
-import type { ServingTuning } from "../serving/tuning";
-import type { Component, Weights } from "./blend";
 import type { ExplanationLevel } from "./explanations";
-import type { ItemPredicate } from "./filters";
-
-export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
 
 export interface RankPlan {
   table: ItemTable;
   signals: ModelSignals | null;
   history: UserHistory;
-  weights: Weights;
+  weights: RankWeights;
   goal: Goal;
   diverse: boolean;
   sourceItems: readonly number[];
@@ -33,10 +32,10 @@ export interface RankPlan {
   limit: number;
   explanation: ExplanationLevel | null;
   /** Only items this component scores above 0 are candidates (similar listing: nothing unrelated). */
-  require?: Component;
+  require?: RankComponent;
   /** Popularity the trend component ranks by instead of the table's (time of day); default the table's. */
   popularity?: Float32Array;
   /** Source label of the dominant component (strategy-dependent: trend is "popular" for the popularity strategy). */
-  label: Record<Component, RecommendationSource>;
+  label: Record<RankComponent, RecommendationSource>;
   tuning?: ServingTuning;
 }

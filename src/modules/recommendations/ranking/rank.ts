@@ -4,29 +4,25 @@
  */
 
 import { blendInto } from "../../../engine/ranking/blend";
-import { topK } from "../../../engine/topk";
-import type { RecommendationItem } from "../schemas";
-import { baseEligibility } from "../serving/serving-cache";
-import { DEFAULT_TUNING, useCandidates } from "../serving/tuning";
-import { userSignals } from "../serving/user-memo";
+import { DEFAULT_TUNING, useCandidates } from "../../../engine/ranking/candidates";
 import {
   type ComponentInputs,
   type ComponentScores,
   catalogueSimilar,
   computeComponents,
   fromNeighbours,
-} from "./blend";
+} from "../../../engine/ranking/components";
+import { mmr } from "../../../engine/ranking/diversity";
+import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
+import { topK } from "../../../engine/topk";
+import type { RankedPage, RecommendationItem } from "../schemas";
+import { baseEligibility } from "../serving/serving-cache";
+import { userSignals } from "../serving/user-memo";
 import { eligibleTotal, filterList, gatherCandidates } from "./candidates";
-import { type ItemSet, SortedItems } from "./item-set";
-import { mmr, toItem, weightedComponents } from "./rank-items";
+import { toItem, weightedComponents } from "./rank-items";
 import type { RankPlan } from "./rank-plan";
 
 const EMPTY: ItemSet = SortedItems.of([]);
-
-export interface RankedPage {
-  items: RecommendationItem[];
-  total: number;
-}
 
 /**
  * Ranks the plan. Small catalogues (and accounts without a model) score every eligible item. Larger ones

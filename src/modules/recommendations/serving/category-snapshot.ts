@@ -4,10 +4,10 @@
  * Popularity and rating are the trained ones (new products: none yet, so unrated and least popular).
  */
 
-import type { RankedPage } from "../ranking/rank";
-import type { RecommendationItem } from "../schemas";
+import { inCategory } from "../../../engine/ranking/catalogue";
+import type { RankedPage, RecommendationItem } from "../schemas";
 import type { ExtraProduct } from "./catalogue-extras";
-import { type ItemTable, inCategory } from "./item-table";
+import type { ItemTable } from "./item-table";
 import { type CategorySort, categoryOrder } from "./serving-cache";
 
 interface Entry {

@@ -3,8 +3,10 @@
  * a trained snapshot when the account has one, otherwise from the product rows (see catalogue-loader.ts), so
  * filters, ranking and explanations run the same code either way.
  */
+import type { RankCatalogue } from "../../../engine/ranking/catalogue";
 import { DerivedState } from "../../../snapshots/derived-state";
-export interface ItemTable {
+
+export interface ItemTable extends RankCatalogue {
   readonly size: number;
   readonly externalIds: readonly string[];
   readonly names: readonly string[];
@@ -87,39 +89,4 @@ export function buildItemTable(rows: readonly ItemRow[]): ItemTable {
     revision: () => 0,
     derived: new DerivedState(),
   };
-}
-
-/**
- * True when `path` is `category` or one of its sub-categories. Case-sensitive, like the product listing's
- * category filter, so the same category string selects the same products everywhere.
- */
-export function inCategory(path: string, category: string): boolean {
-  const c = normalizeCategory(category);
-  return path === c || path.startsWith(`${c}/`);
-}
-
-export function normalizeCategory(category: string): string {
-  return category.trim().replace(/^\/+|\/+$/g, "");
-}
-
-/**
- * A per-request memo of "is this category path inside one of these subtrees": paths repeat across items, so
- * each distinct path is tested once and later items cost one Map lookup.
- */
-export function categoryMatcher(categories: readonly string[]): (path: string) => boolean {
-  const memo = new Map<string, boolean>();
-  return (path) => {
-    let hit = memo.get(path);
-    if (hit === undefined) {
-      hit = categories.some((category) => inCategory(path, category));
-      memo.set(path, hit);
-    }
-    return hit;
-  };
-}
-
-/** The most specific part of a category path, for "Popular in <category>" and diversity. */
-export function categoryLabel(path: string): string {
-  const parts = path.split("/").filter((p) => p !== "");
-  return parts.length > 0 ? parts[parts.length - 1]! : path;
 }

@@ -13,11 +13,21 @@
  * answers are asked for once (a new context, a history that changes with every interaction), and keeping each
  * of them would only churn the cache and the garbage collector's old generation.
  */
+import type { ServingTuning } from "../../../engine/ranking/candidates";
 import { LruMap } from "../../../shared/lru-map";
-import type { RenderedPage } from "../respond";
+import type { RankedBody } from "../schemas";
 import type { UserHistory } from "./history-cache";
-import type { ServingView } from "./signals";
-import type { ServingTuning } from "./tuning";
+import type { ServingView } from "./view";
+
+/** A recommendation answer ready to send (respond.ts renders it): its body and what the log records. */
+export interface RenderedPage {
+  endpoint: string;
+  endUserId: number | null;
+  itemIds: readonly string[];
+  body: RankedBody;
+  /** Approximate size of the body and its JSON text in bytes (the page cache's budget). */
+  bytes: number;
+}
 
 /** What an answer was computed from; all must still hold for the entry to be served. */
 export interface PageInputs {

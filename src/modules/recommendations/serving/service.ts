@@ -1,10 +1,11 @@
-import type { AppEvents } from "../../../app-events";
 /**
  * The recommender's long-lived state: per-user history cache, the no-model catalogue cache, the page cache
- * of computed answers and the batched recommendation log. Listens to catalogue, interaction and erasure events so that a change is reflected by
- * the very next answer in this process.
+ * of computed answers and the batched recommendation log. Listens to catalogue, interaction and erasure
+ * events so that a change is reflected by the very next answer in this process.
  */
+import type { AppEvents } from "../../../app-events";
 import type { Database } from "../../../db/client";
+import { DEFAULT_TUNING, type ServingTuning } from "../../../engine/ranking/candidates";
 import type { Logger } from "../../../shared/logger";
 import type { Snapshot } from "../../../snapshots/types";
 import { CatalogueExtras } from "./catalogue-extras";
@@ -13,9 +14,8 @@ import { HistoryCache, type UserHistory } from "./history-cache";
 import { HistorySync } from "./history-sync";
 import { RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
-import type { ServingView } from "./signals";
 import { snapshotView } from "./snapshot-signals";
-import { DEFAULT_TUNING, type ServingTuning } from "./tuning";
+import type { ServingView } from "./view";
 
 export interface SnapshotSource {
   getSnapshot(accountId: number): Promise<Snapshot | undefined>;
@@ -45,7 +45,7 @@ export class RecommendationService {
   /** Computed answers, served again while their inputs hold (see page-cache.ts). */
   readonly pages = new PageCache();
   readonly historySync: HistorySync;
-  /** Candidate-path thresholds (see tuning.ts). */
+  /** Candidate-path thresholds (see src/engine/ranking/candidates.ts). */
   readonly tuning: Readonly<ServingTuning>;
   private unsubscribe: (() => void)[] = [];
 

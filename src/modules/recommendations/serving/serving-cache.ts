@@ -6,9 +6,9 @@
  * answer never outlives the data.
  */
 
+import { categoryMatcher, type ItemPredicate, normalizeCategory } from "../../../engine/ranking/catalogue";
 import { LruMap } from "../../../shared/lru-map";
-import type { ItemPredicate } from "../ranking/filters";
-import { categoryMatcher, type ItemTable, normalizeCategory } from "./item-table";
+import type { ItemTable } from "./item-table";
 
 export interface BaseEligibility {
   /** 1 = live, in stock when asked, and matching the filter. */

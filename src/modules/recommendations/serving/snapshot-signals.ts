@@ -7,6 +7,8 @@ import type { Database } from "../../../db/client";
 import { DAYPARTS } from "../../../engine";
 import { foldInUser } from "../../../engine/fold-in";
 import { type RankWeights, tunedWeights } from "../../../engine/ranking/blend";
+import { type ServingTuning, useCandidates } from "../../../engine/ranking/candidates";
+import type { DenseHistory, ModelSignals, ScoredItems, SignalQuery } from "../../../engine/ranking/signals";
 import { componentScores } from "../../../engine/scoring";
 import { topK } from "../../../engine/topk";
 import type { WeightConfig } from "../../../engine/weighting";
@@ -15,10 +17,9 @@ import type { Snapshot } from "../../../snapshots/types";
 import type { EngineModel } from "../../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
 import { KnownScores } from "./known-scores";
-import type { DenseHistory, ModelSignals, ScoredItems, ServingView, SignalQuery } from "./signals";
 import { snapshotTable } from "./snapshot-table";
-import { type ServingTuning, useCandidates } from "./tuning";
 import { dot, rowDot, type SparseRows, sparseRows, vectorLength } from "./vector-rows";
+import type { ServingView } from "./view";
 
 /** The recommender's view of a snapshot, kept (and counted) in the snapshot's own derived state. */
 export function snapshotView(snapshot: Snapshot, database: Database, tuning: ServingTuning): ServingView {

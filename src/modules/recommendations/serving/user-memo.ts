@@ -5,11 +5,11 @@
  * interaction or an erasure drops the entry (and with it this memo), and a newly published model is a new
  * table and signals.
  */
-import { denseHistory, type TypedHistory } from "../ranking/blend";
-import { type ItemSet, SortedItems } from "../ranking/item-set";
+import { denseHistory, type TypedHistory } from "../../../engine/ranking/components";
+import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
+import type { ModelSignals, SignalQuery } from "../../../engine/ranking/signals";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
-import type { ModelSignals, SignalQuery } from "./signals";
 
 interface Memo {
   table: ItemTable;

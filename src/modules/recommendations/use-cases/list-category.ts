@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
+import { normalizeCategory } from "../../../engine/ranking/catalogue";
 import type { TenantContext } from "../../../http/tenant";
 import type { RunningExperiments } from "../../experiments/running";
 import type { RespondDeps } from "../respond";
@@ -8,11 +9,10 @@ import { LISTING_DEFAULT_LIMIT, type RecommendationItem, type RecommendationPage
 import type { ExtraProduct } from "../serving/catalogue-extras";
 import { POPULARITY_SQL } from "../serving/catalogue-loader";
 import { listCategoryFromSnapshot } from "../serving/category-snapshot";
-import { normalizeCategory } from "../serving/item-table";
 import { cachedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
 import type { CategorySort } from "../serving/serving-cache";
-import type { ServingView } from "../serving/signals";
+import type { ServingView } from "../serving/view";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

@@ -5,14 +5,14 @@ import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
 import type { ExplanationLevel } from "../ranking/explanations";
 import { rank } from "../ranking/rank";
-import { sourceLabels } from "../ranking/strategy";
+import { sourceLabels } from "../ranking/rank-items";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
 import { noHistory, type UserHistory } from "../serving/history-cache";
 import { PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
-import type { ServingView } from "../serving/signals";
+import type { ServingView } from "../serving/view";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

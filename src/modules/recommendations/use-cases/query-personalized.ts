@@ -1,17 +1,18 @@
+import { strategyWeights } from "../../../engine/ranking/strategy";
+import { daypartOf } from "../../../engine/ranking/time-of-day";
 import type { TenantContext } from "../../../http/tenant";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { explanationLevelFor } from "../ranking/explanations";
 import { compileFilters, needsAttributes } from "../ranking/filters";
 import { rank } from "../ranking/rank";
-import { sourceLabels, strategyWeights } from "../ranking/strategy";
-import { daypartOf } from "../ranking/time-of-day";
+import { sourceLabels } from "../ranking/rank-items";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import { cachedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
-import type { ServingView } from "../serving/signals";
+import type { ServingView } from "../serving/view";
 
 /** What this use case reads from the app. */
 export interface Deps extends RespondDeps {

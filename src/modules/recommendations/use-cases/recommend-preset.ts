@@ -1,11 +1,12 @@
 import type { Database } from "../../../db/client";
+import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights } from "../../../engine/ranking/strategy";
 import type { TenantContext } from "../../../http/tenant";
 import { notFound } from "../../../shared/errors";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
 import { explanationLevelFor } from "../ranking/explanations";
 import { rank } from "../ranking/rank";
-import { PRESET_DEFAULT_LIMIT, type Preset, presetWeights, sourceLabels } from "../ranking/strategy";
+import { sourceLabels } from "../ranking/rank-items";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import type { PresetBody, RecommendationPage } from "../schemas";
@@ -13,7 +14,7 @@ import type { UserHistory } from "../serving/history-cache";
 import type { ItemTable } from "../serving/item-table";
 import { PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
-import type { ServingView } from "../serving/signals";
+import type { ServingView } from "../serving/view";
 import { recentAnchors } from "./query-personalized";
 
 /** What this use case reads from the app. */

@@ -4,17 +4,18 @@
  * cold user sees popular products of their categories first.
  */
 
-import type { RecommendationSource } from "../schemas";
-import type { Component, Weights } from "./blend";
-import type { Goal } from "./rank-plan";
+import type { RankWeights } from "./blend";
 
 export type Strategy = "hybrid" | "content_based" | "collab" | "popularity";
+
+/** What a personalised query optimises (its `recommendation_goal`). */
+export type Goal = "user_engagement" | "conversion" | "revenue" | "discovery";
 
 /**
  * Without a trained model there is no tuned blend: content (catalogue closeness) and trend carry the
  * ranking, each goal leaning as its name says.
  */
-const UNTRAINED_BY_GOAL: Record<Goal, Weights> = {
+const UNTRAINED_BY_GOAL: Record<Goal, RankWeights> = {
   user_engagement: { content: 0.6, trend: 0.4 },
   conversion: { content: 0.4, trend: 0.35, complementary: 0.25 },
   revenue: { content: 0.6, trend: 0.4 },
@@ -36,9 +37,9 @@ export function strategyWeights(
   goal: Goal,
   hasHistory: boolean,
   hasSource: boolean,
-  tuned: Weights | null,
-): Weights {
-  let weights: Weights;
+  tuned: RankWeights | null,
+): RankWeights {
+  let weights: RankWeights;
   switch (strategy) {
     case "popularity":
       weights = { trend: 1 };
@@ -59,7 +60,7 @@ export function strategyWeights(
   return weights;
 }
 
-function hybridWeights(goal: Goal, tuned: Weights | null): Weights {
+function hybridWeights(goal: Goal, tuned: RankWeights | null): RankWeights {
   if (tuned === null) return { ...UNTRAINED_BY_GOAL[goal] };
   const personal = (tuned.collab ?? 0) + (tuned.content ?? 0) + (tuned.trend ?? 0) || 1;
   switch (goal) {
@@ -72,17 +73,6 @@ function hybridWeights(goal: Goal, tuned: Weights | null): Weights {
   }
 }
 
-export function sourceLabels(strategy: Strategy): Record<Component, RecommendationSource> {
-  return {
-    collab: strategy === "collab" ? "collaborative" : "personalized",
-    content: "content_based",
-    trend: strategy === "popularity" ? "popular" : "trending",
-    similar: "similar",
-    complementary: "complementary",
-    preference: "popular",
-  };
-}
-
 export type Preset = "homepage" | "product-page" | "cart" | "checkout";
 
 export const PRESET_DEFAULT_LIMIT: Record<Preset, number> = {
@@ -92,7 +82,11 @@ export const PRESET_DEFAULT_LIMIT: Record<Preset, number> = {
   checkout: 4,
 };
 
-export function presetWeights(preset: Preset, hasHistory: boolean, tuned: Weights | null = null): Weights {
+export function presetWeights(
+  preset: Preset,
+  hasHistory: boolean,
+  tuned: RankWeights | null = null,
+): RankWeights {
   const preference = hasHistory ? WARM_PREFERENCE : COLD_PREFERENCE * 0.3;
   switch (preset) {
     case "homepage":

@@ -4,7 +4,7 @@
  * "0"–"23" or "HH:MM" (UTC), or an ISO 8601 date-time, whose offset is applied. Anything else is ignored:
  * the field is a hint for ranking, not a filter.
  */
-import { DAYPARTS, daypartOfHour } from "../../../engine";
+import { DAYPARTS, daypartOfHour } from "../popularity";
 
 const CLOCK = /^(\d{1,2})(?::([0-5]\d)(?::([0-5]\d))?)?$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}/;

@@ -1,12 +1,10 @@
 /**
- * What the ranking needs from a trained model, independent of how the engine stores it. The snapshot
- * adapter (snapshot-signals.ts) implements it over the published engine model; without a model the
- * recommender ranks from popularity and catalogue order alone.
+ * What the ranking needs from a trained model, independent of how the engine stores it. The recommendation
+ * module's snapshot adapter (serving/snapshot-signals.ts) implements it over the published engine model;
+ * without a model the recommender ranks from popularity and catalogue order alone.
  */
-import type { RankWeights } from "../../../engine/ranking/blend";
-import type { WeightConfig } from "../../../engine/weighting";
-import type { Snapshot } from "../../../snapshots/types";
-import type { ItemTable } from "./item-table";
+import type { WeightConfig } from "../weighting";
+import type { RankWeights } from "./blend";
 
 export interface DenseHistory {
   /** Dense item indices of the user's history, newest first, possibly repeated. */
@@ -60,13 +58,4 @@ export interface ModelSignals {
    * half its popularity in that daypart scaled to a whole day; null when the model has no daypart split.
    */
   daypartPopularity(daypart: number): Float32Array | null;
-}
-
-/** What a ranking reads for one account: the item table and, when a model is published, its signals. */
-export interface ServingView {
-  table: ItemTable;
-  /** null: the account has no published model; rank by popularity and catalogue order. */
-  signals: ModelSignals | null;
-  /** The published model's snapshot the view reads, when there is one. */
-  snapshot?: Snapshot;
 }

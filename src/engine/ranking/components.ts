@@ -1,28 +1,16 @@
 /**
- * Score components over the whole catalogue, each scaled to [0, 1] over the eligible items, and the weights
- * that blend them per strategy, goal and preset.
+ * The score components of one ranking, computed over the candidates only, each scaled to [0, 1]; blend.ts
+ * weighs them together. Pure: plain columns in (RankCatalogue, RankHistory, the model's SignalQuery), typed
+ * arrays out.
  */
 
-import {
-  interactionWeight,
-  RANK_COMPONENTS,
-  type RankComponent,
-  type RankWeights,
-  scaleToUnit,
-  trendValue,
-} from "../../../engine/ranking/blend";
-import { DEFAULT_WEIGHTS, type WeightConfig } from "../../../engine/weighting";
-import type { UserHistory } from "../serving/history-cache";
-import type { ItemTable } from "../serving/item-table";
-import { categoryMatcher } from "../serving/item-table";
-import type { DenseHistory, SignalQuery } from "../serving/signals";
-
-export type Component = RankComponent;
-export const COMPONENTS = RANK_COMPONENTS;
-export type Weights = RankWeights;
+import { DEFAULT_WEIGHTS, type WeightConfig } from "../weighting";
+import { interactionWeight, type RankComponent, type RankWeights, scaleToUnit, trendValue } from "./blend";
+import { categoryMatcher, type RankCatalogue, type RankHistory } from "./catalogue";
+import type { DenseHistory, SignalQuery } from "./signals";
 
 export interface ComponentScores {
-  values: Partial<Record<Component, Float32Array>>;
+  values: Partial<Record<RankComponent, Float32Array>>;
   /** For `similar` and `complementary`: the anchor item that produced each item's score (-1 = none). */
   anchors: Partial<Record<"similar" | "complementary", Int32Array>>;
 }
@@ -40,8 +28,8 @@ export interface TypedHistory extends DenseHistory {
  * of older interactions follow.
  */
 export function denseHistory(
-  table: ItemTable,
-  history: UserHistory,
+  table: Pick<RankCatalogue, "indexOf">,
+  history: Pick<RankHistory, "events" | "interacted">,
   config: Readonly<WeightConfig> = DEFAULT_WEIGHTS,
 ): TypedHistory {
   const position = new Map<number, number>();
@@ -93,12 +81,9 @@ export function denseHistory(
   return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
 }
 
-/** Scales raw scores (one per candidate) in place to [0, 1]: the ranker's one scaling (engine/ranking). */
-export const scaleInPlace = scaleToUnit;
-
 const logPopularities = new WeakMap<Float32Array, Float32Array>();
 
-/** What the trend component ranks by (ranking/blend.ts), worked out once per array. */
+/** What the trend component ranks by (blend.ts), worked out once per array. */
 function logPopularity(popularity: Float32Array): Float32Array {
   let out = logPopularities.get(popularity);
   if (out === undefined) {
@@ -141,7 +126,7 @@ export function fromNeighbours(
 }
 
 /** Content-free stand-in for similarity when there is no model: same category counts most, brand next. */
-export function catalogueSimilarity(table: ItemTable, source: number): Float32Array {
+export function catalogueSimilarity(table: RankCatalogue, source: number): Float32Array {
   const n = table.size;
   const out = new Float32Array(n);
   const category = table.categories[source]!;
@@ -161,7 +146,7 @@ export function catalogueSimilarity(table: ItemTable, source: number): Float32Ar
 }
 
 /** Without content vectors: closeness in category and brand to the user's latest positive interactions. */
-function catalogueProfile(table: ItemTable, dense: DenseHistory): Float32Array {
+function catalogueProfile(table: RankCatalogue, dense: DenseHistory): Float32Array {
   const out = new Float32Array(table.size);
   let used = 0;
   for (let h = 0; h < dense.items.length && used < 10; h++) {
@@ -176,8 +161,8 @@ function catalogueProfile(table: ItemTable, dense: DenseHistory): Float32Array {
 
 /** Whether an item fits the user's stated preferences (categories and price range); null without any. */
 export function preferenceMatcher(
-  history: UserHistory,
-): ((table: ItemTable, item: number) => boolean) | null {
+  history: Pick<RankHistory, "preferredCategories" | "priceRangeMin" | "priceRangeMax">,
+): ((table: RankCatalogue, item: number) => boolean) | null {
   const hasCategories = history.preferredCategories.length > 0;
   const min = history.priceRangeMin;
   const max = history.priceRangeMax;
@@ -194,14 +179,14 @@ export function preferenceMatcher(
 }
 
 export interface ComponentInputs {
-  table: ItemTable;
+  table: RankCatalogue;
   /** What the trend component ranks by: the table's popularity, or a time-of-day variant of it. */
   popularity: Float32Array;
-  history: UserHistory;
+  history: RankHistory;
   dense: DenseHistory;
   /** The items to score (eligible ones only); every output array is aligned with it. */
   candidates: Int32Array;
-  weights: Weights;
+  weights: RankWeights;
   collab: SignalQuery | null;
   content: SignalQuery | null;
   /** Similar to the source items: sparse from the model, or whole-catalogue closeness without one. */
@@ -227,17 +212,17 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
     query.scoreInto(candidates, out);
     return out;
   };
-  if (weights.collab && input.collab) values.collab = scaleInPlace(scored(input.collab));
+  if (weights.collab && input.collab) values.collab = scaleToUnit(scored(input.collab));
   if (weights.content && hasHistory) {
-    if (input.content) values.content = scaleInPlace(scored(input.content));
+    if (input.content) values.content = scaleToUnit(scored(input.content));
     else {
       const profile = catalogueProfile(table, dense);
-      values.content = scaleInPlace(each((i) => profile[i]!));
+      values.content = scaleToUnit(each((i) => profile[i]!));
     }
   }
   if (weights.trend) {
     const trend = logPopularity(input.popularity);
-    values.trend = scaleInPlace(each((i) => trend[i]!));
+    values.trend = scaleToUnit(each((i) => trend[i]!));
   }
   const sparse = (scores: SparseScores | { dense: Float32Array; anchor: Int32Array }) => {
     if ("dense" in scores) {
@@ -253,12 +238,12 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
   };
   if (weights.similar && input.similar) {
     const s = sparse(input.similar);
-    values.similar = scaleInPlace(s.value);
+    values.similar = scaleToUnit(s.value);
     anchors.similar = s.anchor;
   }
   if (weights.complementary && input.complementary) {
     const s = sparse(input.complementary);
-    values.complementary = scaleInPlace(s.value);
+    values.complementary = scaleToUnit(s.value);
     anchors.complementary = s.anchor;
   }
   if (weights.preference) {
@@ -270,7 +255,7 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
 
 /** Whole-catalogue similarity to the source items without a model: best source per item. */
 export function catalogueSimilar(
-  table: ItemTable,
+  table: RankCatalogue,
   sources: readonly number[],
 ): { dense: Float32Array; anchor: Int32Array } {
   const score = new Float32Array(table.size);
