@@ -1,6 +1,8 @@
 /**
  * Fails on any import cycle among the project's own files, type-only imports included: a cycle of types
- * still means two files cannot be read (or moved) one without the other.
+ * still means two files cannot be read (or moved) one without the other. Fails too on an import that points
+ * back up a layer (LAYER_RULES below): the engine imports nothing of the service, and within the
+ * recommendation module a request's path reads top-down (routes → use cases → respond → ranking → serving).
  *
  * The graph is TypeScript's own: every `import`, `import type`, `export … from` and `import("…")` of each
  * file the project's tsconfig includes (or only those under the given folders), resolved with that tsconfig. Cycles are the strongly connected
@@ -135,8 +137,52 @@ function closedPath(component: string[]): string[] {
 }
 
 const name = (file: string) => relative(root, file);
+
+/** `from` (a folder or file, relative to the root) may import nothing under any of `not`. */
+const LAYER_RULES: readonly { from: string; not: readonly string[]; why: string }[] = [
+  {
+    from: "src/engine/",
+    not: ["src/"],
+    why: "the engine is pure algorithms: it imports nothing of the service outside src/engine",
+  },
+  {
+    from: "src/modules/recommendations/serving/",
+    not: ["ranking/", "use-cases/", "respond.ts", "index.ts"].map((p) => `src/modules/recommendations/${p}`),
+    why: "serving state and caches sit below ranking, respond.ts and the use cases",
+  },
+  {
+    from: "src/modules/recommendations/ranking/",
+    not: ["use-cases/", "respond.ts", "index.ts"].map((p) => `src/modules/recommendations/${p}`),
+    why: "ranking sits below respond.ts and the use cases",
+  },
+  {
+    from: "src/modules/",
+    not: ["src/deps.ts", "src/app.ts", "src/main.ts", "src/serve.ts"],
+    why: "modules are handed their dependencies; nothing imports the composition root back",
+  },
+];
+
+const upward: string[] = [];
+for (const [file, edges] of graph) {
+  const from = name(file);
+  for (const rule of LAYER_RULES) {
+    if (!from.startsWith(rule.from)) continue;
+    for (const target of edges.map(name)) {
+      const allowedInside = rule.from.endsWith("/") && target.startsWith(rule.from);
+      if (!allowedInside && rule.not.some((prefix) => target.startsWith(prefix))) {
+        upward.push(`${from} -> ${target}: ${rule.why}`);
+      }
+    }
+  }
+}
+if (upward.length > 0) {
+  for (const line of upward) console.error(`import against the layers: ${line}`);
+}
+
 if (components.length === 0) {
   console.log(`no import cycles among ${files.length} files`);
+  if (upward.length > 0) process.exit(1);
+  console.log(`no import against the layers (${LAYER_RULES.length} rules)`);
 } else {
   for (const component of components) {
     console.error(`import cycle among ${component.length} files:`);
