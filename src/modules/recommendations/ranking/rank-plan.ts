@@ -8,7 +8,9 @@ import type { Goal } from "../../../engine/ranking/strategy";
 import type { RecommendationSource } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import type { ItemTable } from "../serving/item-table";
-import type { ExplanationLevel } from "./explanations";
+
+/** How much an item's explanation may say (see rank-items.ts). */
+export type ExplanationLevel = "simple" | "detailed" | "generic";
 
 export interface RankPlan {
   table: ItemTable;
