@@ -9,6 +9,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import { LruMap } from "../../../shared/lru-map";
+import { HistoryBatch } from "./history-batch";
 import { HistoryPreload } from "./history-preload";
 
 /**
@@ -56,6 +57,8 @@ export class HistoryCache {
   private readonly entries = new LruMap<string, Entry>();
   /** Bulk-read histories (embedded store only; see history-preload.ts). */
   readonly preload: HistoryPreload | undefined;
+  /** Reads of single users made together (with the preload; see history-batch.ts). */
+  private readonly batch: HistoryBatch | undefined;
 
   /**
    * `clock` is replaceable so tests can step past the TTL. `productNames` lets a read skip joining each
@@ -69,6 +72,7 @@ export class HistoryCache {
   ) {
     this.preload =
       options.preload === true ? new HistoryPreload(database, clock, TTL_MS, HISTORY_LENGTH) : undefined;
+    this.batch = options.preload === true ? new HistoryBatch(database, HISTORY_LENGTH) : undefined;
   }
 
   /**
@@ -91,7 +95,7 @@ export class HistoryCache {
     if (preloaded !== undefined) return Promise.resolve(preloaded);
     const previous = hit?.loaded;
     const entry: Entry = {
-      value: loadHistory(this.database, accountId, externalUserId, this.productNames(accountId)),
+      value: this.read(accountId, externalUserId),
       loadedAt: now,
     };
     entry.value = entry.value.then((fresh) => {
@@ -108,6 +112,20 @@ export class HistoryCache {
       if (oldest !== undefined) this.entries.delete(oldest[0]);
     }
     return value;
+  }
+
+  /** A read of the user, with the others asked for in this turn when reads are batched. */
+  private read(accountId: number, externalUserId: string): Promise<UserHistory> {
+    const names = this.productNames(accountId);
+    if (this.batch === undefined || names === undefined)
+      return loadHistory(this.database, accountId, externalUserId, names);
+    return this.batch
+      .read(accountId, externalUserId, names)
+      .then((history) =>
+        history === null
+          ? noHistory()
+          : (history ?? loadHistory(this.database, accountId, externalUserId, names)),
+      );
   }
 
   /** The user from the account's bulk read, cached as a read would be (the same object when unchanged). */

@@ -6,7 +6,7 @@
  * user is asked for.
  *
  * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets requests
- * run between statements; the users it has read answer at once, the others are read one by one meanwhile.
+ * run every SLICE_MS of it; the users it has read answer at once, the others are read one by one meanwhile.
  *
  * It says no more than a read would have said at the time it was made: an answer is given only within the
  * history cache's TTL of when the bulk read started (it is read again in the background after half of it),
@@ -15,54 +15,42 @@
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
+import {
+  INTERACTION_LINE,
+  materialise,
+  type PreloadedHistory,
+  parseChunk,
+  type StoredUser,
+  storedUser,
+  type UserRow,
+} from "./history-lines";
 
-/** A user's history as the history cache holds it (see `UserHistory` there; kept structural, no import). */
-export interface PreloadedHistory {
-  endUserId: number;
-  preferredCategories: readonly string[];
-  priceRangeMin: number | null;
-  priceRangeMax: number | null;
-  events: { externalProductId: string; type: string; value: number; occurredAt: number }[];
-  interacted: string[];
-}
+export type { PreloadedHistory } from "./history-lines";
 
 /** The external id of each product id an account's model knows. */
 type ProductNames = (accountId: number) => ((productId: number) => string | undefined) | undefined;
 
 /**
- * Interactions one bulk statement aims at. A statement holds the thread for all of its work (about 2 µs an
- * interaction on the bench tenant, parse included), and requests that arrive meanwhile wait: one statement
- * of 200 users read 38,000 interactions of the bench tenant's heaviest users in 300 ms, and the 25 of a
- * 5,000-user account ran back to back for 800 ms, the p99 of every request that came in meanwhile.
+ * Interactions one bulk statement aims at (about 5 ms of the thread on the bench tenant, parse included).
+ * Requests that arrive during a statement wait for all of it: 200 users a statement read 38,000 interactions
+ * of the bench tenant's heaviest users in 300 ms, and the 25 statements of a 5,000-user account ran back to
+ * back for 800 ms, the p99 of every request that came in meanwhile.
  */
 const ROWS_PER_STEP = 2_000;
-/** Users in the first statement, before their interactions per user are known; bounds of later ones. */
-const FIRST_USERS = 16;
-const MIN_USERS = 4;
+/**
+ * Thread time the read takes before it lets the waiting requests run. Under load each turn waits for every
+ * request queued meanwhile (100-300 ms at 32 connections): statements one turn at a time made the read take
+ * 10 s there, while a user it reads costs about 1/30 of a read of that user alone.
+ */
+const SLICE_MS = 20;
+/** Users in the first statement, before their interactions per user are known; how far it grows after. */
+const FIRST_USERS = 1;
+const GROWTH = 4;
 const MAX_USERS = 500;
 /** Share of the account's users asked for from one bulk read that makes the next one worth reading. */
 const RELOAD_SHARE = 0.1;
 /** Accounts with more interactions than this are read user by user, as before. */
 const MAX_INTERACTIONS = 5_000_000;
-
-/** One statement's interactions, users after users, each user's newest first. */
-interface Chunk {
-  products: Int32Array;
-  types: Uint8Array;
-  values: Float64Array;
-  at: Float64Array;
-}
-
-interface StoredUser {
-  endUserId: number;
-  preferredCategories: readonly string[];
-  priceRangeMin: number | null;
-  priceRangeMax: number | null;
-  chunk: Chunk;
-  /** The user's interactions in the chunk: [start, end). */
-  start: number;
-  end: number;
-}
 
 interface Generation {
   startedAt: number;
@@ -82,20 +70,18 @@ interface AccountState {
   disabled?: boolean;
 }
 
-const TYPE_NAMES: string[] = [];
-const TYPE_CODES = new Map<string, number>();
-function typeCode(type: string): number {
-  let code = TYPE_CODES.get(type);
-  if (code === undefined) {
-    code = TYPE_NAMES.length;
-    TYPE_NAMES.push(type);
-    TYPE_CODES.set(type, code);
-  }
-  return code;
+/**
+ * Once SLICE_MS of the thread went to the read since it last did, lets the requests that arrived meanwhile
+ * run (and queue their own reads) before its next statement.
+ */
+function slicer(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
 }
-
-/** Lets the requests that arrived during a statement run (and queue their own reads) before the next one. */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class HistoryPreload {
   private readonly accounts = new Map<number, AccountState>();
@@ -205,56 +191,10 @@ export class HistoryPreload {
   }
 }
 
-function materialise(
-  user: StoredUser,
-  nameOf: (productId: number) => string | undefined,
-  historyLength: number,
-): PreloadedHistory | undefined {
-  const g = user.chunk;
-  const events: PreloadedHistory["events"] = [];
-  const last = Math.min(user.end, user.start + historyLength);
-  for (let j = user.start; j < last; j++) {
-    const externalProductId = nameOf(g.products[j]!);
-    // A product the model does not know (created after its training): the database names it.
-    if (externalProductId === undefined) return undefined;
-    events.push({
-      externalProductId,
-      type: TYPE_NAMES[g.types[j]!]!,
-      value: g.values[j]!,
-      occurredAt: g.at[j]!,
-    });
-  }
-  // Every product ever interacted with, distinct, in product id order (as the database aggregates them).
-  const ids = g.products.slice(user.start, user.end).sort();
-  const interacted: string[] = [];
-  for (let j = 0; j < ids.length; j++) {
-    if (j > 0 && ids[j] === ids[j - 1]) continue;
-    const externalProductId = nameOf(ids[j]!);
-    if (externalProductId === undefined) return undefined;
-    interacted.push(externalProductId);
-  }
-  return {
-    endUserId: user.endUserId,
-    preferredCategories: user.preferredCategories,
-    priceRangeMin: user.priceRangeMin,
-    priceRangeMax: user.priceRangeMax,
-    events,
-    interacted,
-  };
-}
-
-interface UserRow {
-  id: number | string;
-  external_id: string;
-  preferred_categories: unknown;
-  price_range_min: number | string | null;
-  price_range_max: number | string | null;
-}
-
 /**
  * Every end user of the account with their interactions into `g`, a few users per statement (as many as
- * make about ROWS_PER_STEP interactions, judging by the previous statement), letting requests run between
- * statements. False: the account is too large, or holds what this format cannot carry.
+ * make about ROWS_PER_STEP interactions, judging by the previous statement), letting requests run every
+ * SLICE_MS. False: the account is too large, or holds what this format cannot carry.
  */
 async function readAccount(
   database: Database,
@@ -264,6 +204,7 @@ async function readAccount(
 ): Promise<boolean> {
   let after = 0;
   let want = FIRST_USERS;
+  const pause = slicer();
   for (;;) {
     if (stopped()) return false;
     const users = await database.rows<UserRow>(sql`
@@ -272,14 +213,11 @@ async function readAccount(
     if (users.length === 0) return true;
     const lo = Number(users[0]!.id);
     const hi = Number(users[users.length - 1]!.id);
-    await yieldToRequests();
+    await pause();
     if (stopped()) return false;
     // One text value per statement: far cheaper to hand over than a row (or JSON value) per interaction.
-    // date_part's float8 epoch costs a third of extract's numeric one (70 against 130-180 ms for 38,000).
     const [result] = await database.rows<{ lines: string | null }>(sql`
-      select string_agg(concat_ws(',', i.end_user_id, i.product_id, i.interaction_type, coalesce(i.value::text, ''),
-                                  date_part('epoch', i.occurred_at) * 1000),
-                        E'\n' order by i.end_user_id, i.occurred_at desc, i.id desc) as lines
+      select string_agg(${INTERACTION_LINE}, E'\n' order by i.end_user_id, i.occurred_at desc, i.id desc) as lines
       from interactions i
       where i.account_id = ${accountId} and i.end_user_id between ${lo} and ${hi}`);
     const lines = result?.lines ? result.lines.split("\n") : [];
@@ -287,60 +225,11 @@ async function readAccount(
     if (g.interactions > MAX_INTERACTIONS) return false;
     const chunk = parseChunk(lines);
     if (chunk === null) return false;
-    for (const row of users) {
-      const id = Number(row.id);
-      const span = chunk.spans.get(id) ?? { start: 0, end: 0 };
-      g.users.set(row.external_id, {
-        endUserId: id,
-        preferredCategories: stringArray(row.preferred_categories),
-        priceRangeMin: row.price_range_min === null ? null : Number(row.price_range_min),
-        priceRangeMax: row.price_range_max === null ? null : Number(row.price_range_max),
-        chunk: chunk.data,
-        start: span.start,
-        end: span.end,
-      });
-    }
+    for (const row of users) g.users.set(row.external_id, storedUser(row, chunk));
     if (users.length < want) return true;
     after = hi;
     const perUser = Math.max(1, lines.length) / users.length;
-    want = Math.min(MAX_USERS, Math.max(MIN_USERS, Math.floor(ROWS_PER_STEP / perUser)));
-    await yieldToRequests();
+    want = Math.max(1, Math.min(MAX_USERS, want * GROWTH, Math.floor(ROWS_PER_STEP / perUser)));
+    await pause();
   }
-}
-
-/** `end_user_id,product_id,type,value,epoch ms` lines into arrays; null: a line this format cannot carry. */
-function parseChunk(
-  lines: readonly string[],
-): { data: Chunk; spans: Map<number, { start: number; end: number }> } | null {
-  const n = lines.length;
-  const data: Chunk = {
-    products: new Int32Array(n),
-    types: new Uint8Array(n),
-    values: new Float64Array(n),
-    at: new Float64Array(n),
-  };
-  const spans = new Map<number, { start: number; end: number }>();
-  for (let k = 0; k < n; k++) {
-    const parts = lines[k]!.split(",");
-    // A type or value this format cannot carry plainly: leave the account to the per-user read.
-    if (parts.length !== 5) return null;
-    const productId = Number(parts[1]);
-    if (!Number.isInteger(productId) || productId > 0x7fffffff) return null;
-    const code = typeCode(parts[2]!);
-    if (code > 0xff) return null;
-    const endUserId = Number(parts[0]);
-    data.products[k] = productId;
-    data.types[k] = code;
-    data.values[k] = parts[3] === "" ? 1 : Number(parts[3]);
-    data.at[k] = Number(parts[4]);
-    const span = spans.get(endUserId);
-    if (span === undefined) spans.set(endUserId, { start: k, end: k + 1 });
-    else span.end = k + 1;
-  }
-  return { data, spans };
-}
-
-function stringArray(value: unknown): string[] {
-  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
-  return Array.isArray(raw) ? raw.filter((c): c is string => typeof c === "string") : [];
 }
