@@ -6,7 +6,7 @@
  * user is asked for.
  *
  * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets requests
- * run every SLICE_MS of it; the users it has read answer at once, the others are read one by one meanwhile.
+ * run every few milliseconds of it; the users it has read answer at once, the others are read one by one meanwhile.
  *
  * It says no more than a read would have said at the time it was made: an answer is given only within the
  * history cache's TTL of when the bulk read started (it is read again in the background after half of it),
@@ -38,11 +38,18 @@ type ProductNames = (accountId: number) => ((productId: number) => string | unde
  */
 const ROWS_PER_STEP = 2_000;
 /**
- * Thread time the read takes before it lets the waiting requests run. Under load each turn waits for every
- * request queued meanwhile (100-300 ms at 32 connections): statements one turn at a time made the read take
- * 10 s there, while a user it reads costs about 1/30 of a read of that user alone.
+ * Thread time the first read of an account takes before it lets the waiting requests run. Meanwhile its
+ * users are read one by one (batched, history-batch.ts), each at several times its share of the bulk read,
+ * so it is worth finishing: one statement per turn made it take 10 s at 32 connections (each turn waits
+ * for every request queued meanwhile, 100-300 ms).
  */
 const SLICE_MS = 20;
+/**
+ * A read again (the previous one answers until its TTL, 15 s on) takes smaller slices and at most a fifth
+ * of the thread: at full pace it held the thread for 34 of its first 43 ms, the requests queued behind it too.
+ */
+const RELOAD_SLICE_MS = 8;
+const RELOAD_REST_MS = 32;
 /** Users in the first statement, before their interactions per user are known; how far it grows after. */
 const FIRST_USERS = 1;
 const GROWTH = 4;
@@ -71,14 +78,14 @@ interface AccountState {
 }
 
 /**
- * Once SLICE_MS of the thread went to the read since it last did, lets the requests that arrived meanwhile
- * run (and queue their own reads) before its next statement.
+ * Once `sliceMs` of the thread went to the read since it last did, lets the requests that arrived meanwhile
+ * run (and queue their own reads) before its next statement, and waits `restMs` more.
  */
-function slicer(): () => Promise<void> {
+function slicer(sliceMs: number, restMs: number): () => Promise<void> {
   let since = performance.now();
   return async () => {
-    if (performance.now() - since < SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (performance.now() - since < sliceMs) return;
+    await new Promise<void>((resolve) => (restMs > 0 ? setTimeout(resolve, restMs) : setImmediate(resolve)));
     since = performance.now();
   };
 }
@@ -169,7 +176,8 @@ export class HistoryPreload {
       takes: 0,
       interactions: 0,
     };
-    const done = readAccount(this.database, accountId, generation, () => state.disabled === true)
+    const pause = state.current === undefined ? slicer(SLICE_MS, 0) : slicer(RELOAD_SLICE_MS, RELOAD_REST_MS);
+    const done = readAccount(this.database, accountId, generation, pause, () => state.disabled === true)
       .then((complete) => {
         if (state.disabled) return;
         if (!complete) {
@@ -194,17 +202,17 @@ export class HistoryPreload {
 /**
  * Every end user of the account with their interactions into `g`, a few users per statement (as many as
  * make about ROWS_PER_STEP interactions, judging by the previous statement), letting requests run every
- * SLICE_MS. False: the account is too large, or holds what this format cannot carry.
+ * slice (`pause`). False: the account is too large, or holds what this format cannot carry.
  */
 async function readAccount(
   database: Database,
   accountId: number,
   g: Generation,
+  pause: () => Promise<void>,
   stopped: () => boolean,
 ): Promise<boolean> {
   let after = 0;
   let want = FIRST_USERS;
-  const pause = slicer();
   for (;;) {
     if (stopped()) return false;
     const users = await database.rows<UserRow>(sql`
@@ -226,6 +234,7 @@ async function readAccount(
     const chunk = parseChunk(lines);
     if (chunk === null) return false;
     for (const row of users) g.users.set(row.external_id, storedUser(row, chunk));
+    console.error();
     if (users.length < want) return true;
     after = hi;
     const perUser = Math.max(1, lines.length) / users.length;
