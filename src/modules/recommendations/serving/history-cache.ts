@@ -119,13 +119,12 @@ export class HistoryCache {
     const names = this.productNames(accountId);
     if (this.batch === undefined || names === undefined)
       return loadHistory(this.database, accountId, externalUserId, names);
-    return this.batch
-      .read(accountId, externalUserId, names)
-      .then((history) =>
-        history === null
-          ? noHistory()
-          : (history ?? loadHistory(this.database, accountId, externalUserId, names)),
-      );
+    return this.batch.read(accountId, externalUserId, names).then((history) =>
+      // Undefined: a product the model cannot name; the database names them all.
+      history === null
+        ? noHistory()
+        : (history ?? loadHistory(this.database, accountId, externalUserId, undefined)),
+    );
   }
 
   /** The user from the account's bulk read, cached as a read would be (the same object when unchanged). */
