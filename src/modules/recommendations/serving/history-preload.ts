@@ -41,7 +41,7 @@ const ROWS_PER_STEP = 2_000;
  * Thread time the first read of an account takes before it lets the waiting requests run. Meanwhile its
  * users are read one by one (batched, history-batch.ts), each at several times its share of the bulk read,
  * so it is worth finishing: one statement per turn made it take 10 s at 32 connections (each turn waits
- * for every request queued meanwhile, 100-300 ms).
+ * for every request queued meanwhile, 100-800 ms).
  */
 const SLICE_MS = 20;
 /**
