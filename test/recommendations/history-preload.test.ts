@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import type { Database } from "../../src/db/client";
+import { HistoryBatch } from "../../src/modules/recommendations/serving/history-batch";
 import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
@@ -131,5 +133,81 @@ describe("histories read in bulk", () => {
     expect(theirs.size).toBe(HEAVY_PRODUCTS);
     for (const id of answered) expect(theirs.has(id)).toBe(false);
     expect(body.total).toBe(products.length - HEAVY_PRODUCTS);
+  });
+
+  test("a user updated while the bulk read is under way is read from the database, not from it", async () => {
+    const bulk = new HistoryCache(ctx.deps.database, Date.now, names, { preload: true });
+    // Starts the read; no statement of it has finished yet.
+    expect(bulk.loaded(tenant.accountId, "u-8")).toBeUndefined();
+    await ctx.deps.database.rows(sql`
+      update end_users set price_range_max = 77 where account_id = ${tenant.accountId} and external_id = 'u-8'`);
+    bulk.invalidate(tenant.accountId, "u-8");
+    await bulk.preload!.settled(tenant.accountId);
+    expect(bulk.loaded(tenant.accountId, "u-9")).toBeDefined();
+    expect(bulk.loaded(tenant.accountId, "u-8")).toBeUndefined();
+    expect((await bulk.get(tenant.accountId, "u-8")).priceRangeMax).toBe(77);
+  });
+});
+
+describe("reads of single users made together", () => {
+  /** The store, counting the statements run through it. */
+  function counted(): { database: Database; statements: () => number } {
+    let n = 0;
+    const database: Database = {
+      ...ctx.deps.database,
+      rows: (query, on) => {
+        n++;
+        return ctx.deps.database.rows(query, on);
+      },
+    };
+    return { database, statements: () => n };
+  }
+
+  test("users asked for in one turn are read in one statement, each as a read of it alone says", async () => {
+    const { database, statements } = counted();
+    const batch = new HistoryBatch(database, 200);
+    const nameOf = names(tenant.accountId)!;
+    const users = ["heavy", "u-2", "u-11", "u-2", "u-23", "nobody"];
+    const read = await Promise.all(users.map((user) => batch.read(tenant.accountId, user, nameOf)));
+    expect(statements()).toBe(1);
+    const single = new HistoryCache(ctx.deps.database, Date.now, names);
+    for (const [i, user] of users.entries()) {
+      if (user === "nobody") expect(read[i]).toBeNull();
+      else expect(read[i] as unknown).toEqual(await single.get(tenant.accountId, user));
+    }
+    expect(read[0]!.events).toHaveLength(200);
+    expect(read[0]!.interacted).toHaveLength(HEAVY_PRODUCTS);
+  });
+
+  test("a user with a product the model cannot name is left to the read that names it", async () => {
+    const single = new HistoryCache(ctx.deps.database, Date.now, names);
+    const history = await single.get(tenant.accountId, "u-4");
+    const unknown = history.interacted[0]!;
+    const nameOf = names(tenant.accountId)!;
+    const partial = (productId: number) => {
+      const name = nameOf(productId);
+      return name === unknown ? undefined : name;
+    };
+    const batch = new HistoryBatch(ctx.deps.database, 200);
+    expect(await batch.read(tenant.accountId, "u-4", partial)).toBeUndefined();
+    // Through the cache: the user is read alone, products named by the database (which lists them by name).
+    const cache = new HistoryCache(ctx.deps.database, Date.now, () => partial, { preload: true });
+    const read = await cache.get(tenant.accountId, "u-4");
+    expect(read.events).toEqual(history.events);
+    expect([...read.interacted].sort()).toEqual([...history.interacted].sort());
+    expect(read.interacted).toContain(unknown);
+  });
+
+  test("a write between a batched read and the next request changes that user's history", async () => {
+    const cache = new HistoryCache(ctx.deps.database, Date.now, names, { preload: true });
+    const before = await cache.get(tenant.accountId, "u-12");
+    const product = products.find((p) => !before.interacted.includes(p))!;
+    await interact(ctx, tenant, "u-12", product, "PURCHASE");
+    // Behind this cache's back: only the announcement tells it.
+    expect(cache.loaded(tenant.accountId, "u-12")).toBe(before);
+    cache.invalidate(tenant.accountId, "u-12");
+    const after = await cache.get(tenant.accountId, "u-12");
+    expect(after.events[0]!.externalProductId).toBe(product);
+    expect(after.interacted).toContain(product);
   });
 });

@@ -1,78 +1,93 @@
 /**
- * Every end user's history of an account, read in a few bulk statements instead of one statement per user,
- * for the embedded store: there each statement runs on the thread that answers requests, and a user's
- * first request (or the first after the history cache's TTL) used to spend most of its time reading that
- * user's interactions. Kept compactly (typed arrays, products as ids) and turned into a `UserHistory` only
- * when a user is asked for.
+ * Every end user's history of an account, read in bulk statements instead of one statement per user, for
+ * the embedded store: there each statement runs on the thread that answers requests, and a user's first
+ * request (or the first after the history cache's TTL) used to spend most of its time reading that user's
+ * interactions. Kept compactly (typed arrays, products as ids) and turned into a `UserHistory` only when a
+ * user is asked for.
+ *
+ * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets requests
+ * run every few milliseconds of it; the users it has read answer at once, the others are read one by one meanwhile.
  *
  * It says no more than a read would have said at the time it was made: an answer is given only within the
  * history cache's TTL of when the bulk read started (it is read again in the background after half of it),
  * and never for a user who interacted, was updated or was erased since (those are read from the database as
- * before); users created since are not in it at all.
+ * before). A statement made after the start says at least what a read at the start would have.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
+import {
+  INTERACTION_LINE,
+  materialise,
+  type PreloadedHistory,
+  parseChunk,
+  type StoredUser,
+  storedUser,
+  type UserRow,
+} from "./history-lines";
 
-/** A user's history as the history cache holds it (see `UserHistory` there; kept structural, no import). */
-export interface PreloadedHistory {
-  endUserId: number;
-  preferredCategories: readonly string[];
-  priceRangeMin: number | null;
-  priceRangeMax: number | null;
-  events: { externalProductId: string; type: string; value: number; occurredAt: number }[];
-  interacted: string[];
-}
+export type { PreloadedHistory } from "./history-lines";
 
 /** The external id of each product id an account's model knows. */
 type ProductNames = (accountId: number) => ((productId: number) => string | undefined) | undefined;
 
-/** Users per bulk statement (about 6,000 interactions at 30 each): each holds the thread a few milliseconds. */
-const USERS_PER_CHUNK = 200;
+/**
+ * Interactions one bulk statement aims at (about 5 ms of the thread on the bench tenant, parse included).
+ * Requests that arrive during a statement wait for all of it: 200 users a statement read 38,000 interactions
+ * of the bench tenant's heaviest users in 300 ms, and the 25 statements of a 5,000-user account ran back to
+ * back for 800 ms, the p99 of every request that came in meanwhile.
+ */
+const ROWS_PER_STEP = 2_000;
+/**
+ * Thread time the first read of an account takes before it lets the waiting requests run. Meanwhile its
+ * users are read one by one (batched, history-batch.ts), each at several times its share of the bulk read,
+ * so it is worth finishing: one statement per turn made it take 10 s at 32 connections (each turn waits
+ * for every request queued meanwhile, 100-800 ms).
+ */
+const SLICE_MS = 20;
+/**
+ * A read again (the previous one answers until its TTL, 15 s on) takes smaller slices and at most a fifth
+ * of the thread: at full pace it held the thread for 34 of its first 43 ms, the requests queued behind it too.
+ */
+const RELOAD_SLICE_MS = 8;
+const RELOAD_REST_MS = 32;
+/** Users in the first statement, before their interactions per user are known; how far it grows after. */
+const FIRST_USERS = 1;
+const GROWTH = 4;
+const MAX_USERS = 500;
 /** Share of the account's users asked for from one bulk read that makes the next one worth reading. */
 const RELOAD_SHARE = 0.1;
 /** Accounts with more interactions than this are read user by user, as before. */
 const MAX_INTERACTIONS = 5_000_000;
 
-interface StoredUser {
-  endUserId: number;
-  preferredCategories: readonly string[];
-  priceRangeMin: number | null;
-  priceRangeMax: number | null;
-  /** The user's interactions in the shared arrays, newest first: [start, end). */
-  start: number;
-  end: number;
-}
-
 interface Generation {
   startedAt: number;
+  /** Filled statement by statement while the read is under way; its users answer as soon as they are in. */
   users: Map<string, StoredUser>;
-  products: Int32Array;
-  types: Uint8Array;
-  values: Float64Array;
-  at: Float64Array;
   /** Users with an event since this generation's read started: read from the database instead. */
   dirty: Set<string>;
   /** Users answered from it so far. */
   takes: number;
+  interactions: number;
 }
 
 interface AccountState {
   current?: Generation;
-  loading?: { dirty: Set<string>; done: Promise<void> };
+  loading?: { generation: Generation; done: Promise<void> };
   /** The account is too large (or a read failed): nothing is preloaded. */
   disabled?: boolean;
 }
 
-const TYPE_NAMES: string[] = [];
-const TYPE_CODES = new Map<string, number>();
-function typeCode(type: string): number {
-  let code = TYPE_CODES.get(type);
-  if (code === undefined) {
-    code = TYPE_NAMES.length;
-    TYPE_NAMES.push(type);
-    TYPE_CODES.set(type, code);
-  }
-  return code;
+/**
+ * Once `sliceMs` of the thread went to the read since it last did, lets the requests that arrived meanwhile
+ * run (and queue their own reads) before its next statement, and waits `restMs` more.
+ */
+function slicer(sliceMs: number, restMs: number): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await new Promise<void>((resolve) => (restMs > 0 ? setTimeout(resolve, restMs) : setImmediate(resolve)));
+    since = performance.now();
+  };
 }
 
 export class HistoryPreload {
@@ -115,13 +130,17 @@ export class HistoryPreload {
     ) {
       this.load(accountId, state);
     }
-    if (current === undefined || now - current.startedAt >= this.ttlMs) return undefined;
-    if (current.dirty.has(externalUserId)) return undefined;
-    const user = current.users.get(externalUserId);
-    if (user === undefined) return undefined;
-    current.takes++;
-    const history = materialise(current, user, nameOf, this.historyLength);
-    return history === undefined ? undefined : { history, readAt: current.startedAt };
+    // The read under way first (it is the newer), for the users it has read so far; then the previous one.
+    for (const generation of [state.loading?.generation, current]) {
+      if (generation === undefined || now - generation.startedAt >= this.ttlMs) continue;
+      if (generation.dirty.has(externalUserId)) continue;
+      const user = generation.users.get(externalUserId);
+      if (user === undefined) continue;
+      generation.takes++;
+      const history = materialise(user, nameOf, this.historyLength);
+      return history === undefined ? undefined : { history, readAt: generation.startedAt };
+    }
+    return undefined;
   }
 
   /** Something happened to the user (an interaction, an update, an erasure): read them from the database. */
@@ -129,7 +148,7 @@ export class HistoryPreload {
     const state = this.accounts.get(accountId);
     if (state === undefined) return;
     state.current?.dirty.add(externalUserId);
-    state.loading?.dirty.add(externalUserId);
+    state.loading?.generation.dirty.add(externalUserId);
   }
 
   dropAccount(accountId: number): void {
@@ -150,17 +169,23 @@ export class HistoryPreload {
   }
 
   private load(accountId: number, state: AccountState): void {
-    const dirty = new Set<string>();
-    const startedAt = this.clock();
-    const done = readAccount(this.database, accountId)
-      .then((read) => {
+    const generation: Generation = {
+      startedAt: this.clock(),
+      users: new Map(),
+      dirty: new Set(),
+      takes: 0,
+      interactions: 0,
+    };
+    const pause = state.current === undefined ? slicer(SLICE_MS, 0) : slicer(RELOAD_SLICE_MS, RELOAD_REST_MS);
+    const done = readAccount(this.database, accountId, generation, pause, () => state.disabled === true)
+      .then((complete) => {
         if (state.disabled) return;
-        if (read === null) {
+        if (!complete) {
           state.disabled = true;
           state.current = undefined;
           return;
         }
-        state.current = { ...read, startedAt, dirty, takes: 0 };
+        state.current = generation;
       })
       .catch(() => {
         // The user-by-user read still answers; a failing bulk read is not retried for this account.
@@ -170,137 +195,50 @@ export class HistoryPreload {
       .finally(() => {
         state.loading = undefined;
       });
-    state.loading = { dirty, done };
+    state.loading = { generation, done };
   }
 }
 
-function materialise(
-  g: Generation,
-  user: StoredUser,
-  nameOf: (productId: number) => string | undefined,
-  historyLength: number,
-): PreloadedHistory | undefined {
-  const events: PreloadedHistory["events"] = [];
-  const last = Math.min(user.end, user.start + historyLength);
-  for (let j = user.start; j < last; j++) {
-    const externalProductId = nameOf(g.products[j]!);
-    // A product the model does not know (created after its training): the database names it.
-    if (externalProductId === undefined) return undefined;
-    events.push({
-      externalProductId,
-      type: TYPE_NAMES[g.types[j]!]!,
-      value: g.values[j]!,
-      occurredAt: g.at[j]!,
-    });
-  }
-  // Every product ever interacted with, distinct, in product id order (as the database aggregates them).
-  const ids = g.products.slice(user.start, user.end).sort();
-  const interacted: string[] = [];
-  for (let j = 0; j < ids.length; j++) {
-    if (j > 0 && ids[j] === ids[j - 1]) continue;
-    const externalProductId = nameOf(ids[j]!);
-    if (externalProductId === undefined) return undefined;
-    interacted.push(externalProductId);
-  }
-  return {
-    endUserId: user.endUserId,
-    preferredCategories: user.preferredCategories,
-    priceRangeMin: user.priceRangeMin,
-    priceRangeMax: user.priceRangeMax,
-    events,
-    interacted,
-  };
-}
-
-interface UserRow {
-  id: number | string;
-  external_id: string;
-  preferred_categories: unknown;
-  price_range_min: number | string | null;
-  price_range_max: number | string | null;
-}
-
-/** Every end user of the account with their interactions, a chunk of users per statement; null: too large. */
+/**
+ * Every end user of the account with their interactions into `g`, a few users per statement (as many as
+ * make about ROWS_PER_STEP interactions, judging by the previous statement), letting requests run every
+ * slice (`pause`). False: the account is too large, or holds what this format cannot carry.
+ */
 async function readAccount(
   database: Database,
   accountId: number,
-): Promise<Omit<Generation, "startedAt" | "dirty" | "takes"> | null> {
-  const rows = await database.rows<UserRow>(sql`
-    select id, external_id, preferred_categories, price_range_min, price_range_max
-    from end_users where account_id = ${accountId} order by id`);
-  const users = new Map<string, StoredUser>();
-  let capacity = 1 << 16;
-  let products = new Int32Array(capacity);
-  let types = new Uint8Array(capacity);
-  let values = new Float64Array(capacity);
-  let at = new Float64Array(capacity);
-  let n = 0;
-  const grow = () => {
-    capacity *= 2;
-    const grown = <T extends Int32Array | Uint8Array | Float64Array>(a: T, make: (size: number) => T) => {
-      const b = make(capacity);
-      b.set(a);
-      return b;
-    };
-    products = grown(products, (s) => new Int32Array(s));
-    types = grown(types, (s) => new Uint8Array(s));
-    values = grown(values, (s) => new Float64Array(s));
-    at = grown(at, (s) => new Float64Array(s));
-  };
-  for (let c = 0; c < rows.length; c += USERS_PER_CHUNK) {
-    const chunk = rows.slice(c, c + USERS_PER_CHUNK);
-    const lo = Number(chunk[0]!.id);
-    const hi = Number(chunk[chunk.length - 1]!.id);
-    // One text value per chunk: far cheaper to hand over than a row (or JSON value) per interaction.
+  g: Generation,
+  pause: () => Promise<void>,
+  stopped: () => boolean,
+): Promise<boolean> {
+  let after = 0;
+  let want = FIRST_USERS;
+  for (;;) {
+    if (stopped()) return false;
+    const users = await database.rows<UserRow>(sql`
+      select id, external_id, preferred_categories, price_range_min, price_range_max
+      from end_users where account_id = ${accountId} and id > ${after} order by id limit ${want}`);
+    if (users.length === 0) return true;
+    const lo = Number(users[0]!.id);
+    const hi = Number(users[users.length - 1]!.id);
+    await pause();
+    if (stopped()) return false;
+    // One text value per statement: far cheaper to hand over than a row (or JSON value) per interaction.
     const [result] = await database.rows<{ lines: string | null }>(sql`
-      select string_agg(concat_ws(',', i.end_user_id, i.product_id, i.interaction_type, coalesce(i.value::text, ''),
-                                  (extract(epoch from i.occurred_at) * 1000)::float8),
-                        E'\n' order by i.end_user_id, i.occurred_at desc, i.id desc) as lines
+      select string_agg(${INTERACTION_LINE}, E'\n' order by i.end_user_id, i.occurred_at desc, i.id desc) as lines
       from interactions i
       where i.account_id = ${accountId} and i.end_user_id between ${lo} and ${hi}`);
     const lines = result?.lines ? result.lines.split("\n") : [];
-    const byUser = new Map<number, { start: number; end: number }>();
-    for (const line of lines) {
-      const parts = line.split(",");
-      // A type or value this format cannot carry plainly: leave the account to the per-user read.
-      if (parts.length !== 5) return null;
-      const productId = Number(parts[1]);
-      if (!Number.isInteger(productId) || productId > 0x7fffffff) return null;
-      if (n === capacity) grow();
-      if (n >= MAX_INTERACTIONS) return null;
-      const endUserId = Number(parts[0]);
-      products[n] = productId;
-      types[n] = typeCode(parts[2]!);
-      values[n] = parts[3] === "" ? 1 : Number(parts[3]);
-      at[n] = Number(parts[4] ?? 0);
-      const span = byUser.get(endUserId);
-      if (span === undefined) byUser.set(endUserId, { start: n, end: n + 1 });
-      else span.end = n + 1;
-      n++;
-    }
-    for (const row of chunk) {
-      const id = Number(row.id);
-      const span = byUser.get(id) ?? { start: 0, end: 0 };
-      users.set(row.external_id, {
-        endUserId: id,
-        preferredCategories: stringArray(row.preferred_categories),
-        priceRangeMin: row.price_range_min === null ? null : Number(row.price_range_min),
-        priceRangeMax: row.price_range_max === null ? null : Number(row.price_range_max),
-        start: span.start,
-        end: span.end,
-      });
-    }
+    g.interactions += lines.length;
+    if (g.interactions > MAX_INTERACTIONS) return false;
+    const chunk = parseChunk(lines);
+    if (chunk === null) return false;
+    for (const row of users) g.users.set(row.external_id, storedUser(row, chunk));
+    console.error();
+    if (users.length < want) return true;
+    after = hi;
+    const perUser = Math.max(1, lines.length) / users.length;
+    want = Math.max(1, Math.min(MAX_USERS, want * GROWTH, Math.floor(ROWS_PER_STEP / perUser)));
+    await pause();
   }
-  return {
-    users,
-    products: products.slice(0, n),
-    types: types.slice(0, n),
-    values: values.slice(0, n),
-    at: at.slice(0, n),
-  };
-}
-
-function stringArray(value: unknown): string[] {
-  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
-  return Array.isArray(raw) ? raw.filter((c): c is string => typeof c === "string") : [];
 }
