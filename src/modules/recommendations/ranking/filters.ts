@@ -7,6 +7,7 @@ import { categoryMatcher, type ItemPredicate } from "../../../engine/ranking/cat
 import { AppError, type ValidationIssue, validationError } from "../../../shared/errors";
 import type { FilterGroup, FilterOp } from "../schemas";
 import type { ItemTable } from "../serving/item-table";
+import { valueCodes } from "../serving/serving-cache";
 
 type Condition = FilterGroup["filters"][number];
 
@@ -222,9 +223,13 @@ function category(op: FilterOp, value: unknown, table: ItemTable): ItemPredicate
   } else {
     throw new FilterError("value", "category takes a string");
   }
-  const memo = memoize(matches);
   const positive = op !== "ne" && op !== "nin";
-  return (i) => memo(table.categories[i]!) === positive;
+  // Made on the first call: a request whose filter result is cached never evaluates the predicate.
+  let hits: Uint8Array | null = null;
+  return (i) => {
+    hits ??= hitsByCode(table, "categories", matches);
+    return (hits[i] === 1) === positive;
+  };
 }
 
 function brand(op: FilterOp, value: unknown, table: ItemTable): ItemPredicate {
@@ -242,26 +247,33 @@ function brand(op: FilterOp, value: unknown, table: ItemTable): ItemPredicate {
     const set = new Set(wanted.map((b) => b.toLowerCase()));
     test = (name) => set.has(name.toLowerCase());
   }
-  const memo = memoize(test);
   const positive = op === "eq" || op === "in" || op === "contains";
+  let hits: Uint8Array | null = null;
   return (i) => {
-    const name = table.brands[i];
-    const hit = name !== null && name !== undefined && memo(name);
-    return positive ? hit : !hit;
+    hits ??= hitsByCode(table, "brands", test);
+    return (hits[i] === 1) === positive;
   };
 }
 
-/** Category and brand strings repeat across items: test each distinct value once per request. */
-function memoize(test: (value: string) => boolean): (value: string) => boolean {
-  const memo = new Map<string, boolean>();
-  return (value) => {
-    let hit = memo.get(value);
-    if (hit === undefined) {
-      hit = test(value);
-      memo.set(value, hit);
-    }
-    return hit;
-  };
+/**
+ * Category and brand strings repeat across items: each distinct value is tested once per request, and the
+ * answer spread to the items through the table's codes. 1 = the item's value passes (an item without a
+ * value never does).
+ */
+function hitsByCode(
+  table: ItemTable,
+  column: "categories" | "brands",
+  test: (value: string) => boolean,
+): Uint8Array {
+  const { codes, values } = valueCodes(table, column);
+  const valueHits = new Uint8Array(values.length);
+  for (let c = 0; c < values.length; c++) valueHits[c] = test(values[c]!) ? 1 : 0;
+  const hits = new Uint8Array(codes.length);
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i]!;
+    if (code >= 0) hits[i] = valueHits[code]!;
+  }
+  return hits;
 }
 
 type Scalar = string | number | boolean;

@@ -29,6 +29,14 @@ interface TableCache {
   otherOrders: Map<Float32Array, Int32Array>;
   /** A zeroed byte per item (see scratchMarks). */
   marks: Uint8Array | null;
+  /** Each item's category and brand as a code into its distinct values (see valueCodes). */
+  codes: Map<"categories" | "brands", ValueCodes>;
+}
+
+/** A string column interned: `codes[i]` indexes `values`; a null or missing value is code -1. */
+export interface ValueCodes {
+  readonly codes: Int32Array;
+  readonly values: readonly string[];
 }
 
 const MAX_BASES = 32;
@@ -48,6 +56,7 @@ function tableCacheBytes(cache: TableCache): number {
     sum += 64 + 2 * key.length + base.mask.byteLength + (base.list?.byteLength ?? 0);
   for (const [key, order] of cache.categories.entries()) sum += 64 + 2 * key.length + order.byteLength;
   for (const order of cache.otherOrders.values()) sum += 64 + order.byteLength;
+  for (const interned of cache.codes.values()) sum += interned.codes.byteLength + 64 * interned.values.length;
   return sum;
 }
 
@@ -62,6 +71,7 @@ function cacheFor(table: ItemTable): TableCache {
       popularityOrder: null,
       otherOrders: new Map(),
       marks: null,
+      codes: new Map(),
     }),
     tableCacheBytes,
   );
@@ -70,8 +80,41 @@ function cacheFor(table: ItemTable): TableCache {
     cache.revision = revision;
     cache.bases.clear();
     cache.categories.clear();
+    cache.codes.clear();
   }
   return cache;
+}
+
+/**
+ * The table's categories or brands as codes into their distinct values, made once per items revision. A
+ * filter on them then tests each distinct value once and each item with one array read: with the Map of
+ * tested values it replaced, the lookup per item was a fifth of the CPU of a filtered query on 20k items.
+ */
+export function valueCodes(table: ItemTable, column: "categories" | "brands"): ValueCodes {
+  const cache = cacheFor(table);
+  const known = cache.codes.get(column);
+  if (known !== undefined) return known;
+  const source = table[column];
+  const codes = new Int32Array(table.size);
+  const values: string[] = [];
+  const codeOf = new Map<string, number>();
+  for (let i = 0; i < table.size; i++) {
+    const value = source[i];
+    if (value === null || value === undefined) {
+      codes[i] = -1;
+      continue;
+    }
+    let code = codeOf.get(value);
+    if (code === undefined) {
+      code = values.length;
+      values.push(value);
+      codeOf.set(value, code);
+    }
+    codes[i] = code;
+  }
+  const interned = { codes, values };
+  cache.codes.set(column, interned);
+  return interned;
 }
 
 function remember<V>(map: LruMap<string, V>, key: string, value: V, max: number): V {
