@@ -92,3 +92,42 @@ describe("attribute filters", () => {
     expect((refusal as AppError).detail?.[0]?.loc).toEqual(["body", "filters"]);
   });
 });
+
+describe("category and brand filters over the table's interned values", () => {
+  const product = (i: number, category: string, brand: string | null): ItemRow => ({
+    ...row(i, {}),
+    category,
+    brand,
+  });
+
+  test("match sub-categories, brands whatever the case, and items without a brand only under ne/nin", async () => {
+    const { table, attributes } = await catalogue([
+      product(0, "books/poetry", "Penguin"),
+      product(1, "books", null),
+      product(2, "garden/tools", "penguin"),
+      product(3, "bookshelves", "Ikea"),
+    ]);
+    const run = (filters: FilterGroup["filters"]) => {
+      const predicate = compileFilters({ filters }, table, attributes)!;
+      return [0, 1, 2, 3].filter((i) => predicate(i));
+    };
+    expect(run([{ field: "category", op: "eq", value: "books" }])).toEqual([0, 1]);
+    expect(run([{ field: "category", op: "ne", value: "books" }])).toEqual([2, 3]);
+    expect(run([{ field: "category", op: "in", value: ["garden", "bookshelves"] }])).toEqual([2, 3]);
+    expect(run([{ field: "brand", op: "eq", value: "PENGUIN" }])).toEqual([0, 2]);
+    expect(run([{ field: "brand", op: "nin", value: ["penguin"] }])).toEqual([1, 3]);
+    expect(run([{ field: "brand", op: "contains", value: "ke" }])).toEqual([3]);
+  });
+
+  test("a catalogue edit written into the table (its revision moves) is seen by the next filter", async () => {
+    const { table, attributes } = await catalogue([product(0, "books", "a"), product(1, "garden", "b")]);
+    let revision = 0;
+    const edited = { ...table, revision: () => revision };
+    const inGarden = () =>
+      compileFilters({ filters: [{ field: "category", op: "eq", value: "garden" }] }, edited, attributes)!;
+    expect([inGarden()(0), inGarden()(1)]).toEqual([false, true]);
+    (edited.categories as string[])[0] = "garden/tools";
+    revision++;
+    expect([inGarden()(0), inGarden()(1)]).toEqual([true, true]);
+  });
+});
