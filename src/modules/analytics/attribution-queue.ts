@@ -145,7 +145,9 @@ export class AttributionQueue {
    */
   async flush(): Promise<void> {
     while (this.flushing !== undefined) await this.flushing;
-    if (this.queue.length === 0) return;
+    // With nothing to credit the logs are still written: a caller reading the experiment results right after
+    // (as a shop's test run does) must find every answer it was sent counted as an impression.
+    if (this.queue.length === 0) return this.logs.flush();
     this.flushing = this.run().finally(() => {
       this.flushing = undefined;
     });
