@@ -33,7 +33,8 @@ export interface TrainOutcome extends TrainResult {
 
 /**
  * `onProgress` receives the fit's stages (percent of the fit). When the worker reads the data itself,
- * `onLoading` receives the rows read so far of those expected and `onLoaded` what was read, before the fit.
+ * `onLoading` receives how far the read has come (`loaded` of `total`, a share of the id span) and `onLoaded`
+ * what was read, before the fit.
  */
 export function trainInWorker(
   request: TrainRequest,

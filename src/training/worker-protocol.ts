@@ -131,7 +131,7 @@ export interface TrainResult {
 
 export type WorkerMessage =
   | { readonly type: "progress"; readonly stage: string; readonly percent: number }
-  /** While the worker reads the data itself: rows read so far of those expected. */
+  /** While the worker reads the data itself: how far it has come, `loaded` of `total` (a share of the id span). */
   | { readonly type: "loading"; readonly loaded: number; readonly total: number }
   /** The worker's data is read (posted before the fit starts). */
   | { readonly type: "loaded"; readonly counts: TrainingCounts }
