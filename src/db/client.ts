@@ -9,6 +9,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { pgliteAssets } from "./pglite-assets";
+import { skipDefaultParserMerge } from "./pglite-parsers";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -78,6 +79,7 @@ function rowsOf<T>(result: unknown): T[] {
 
 async function openPglite(dataDir: string): Promise<Database> {
   const client = await PGlite.create(dataDir, await pgliteAssets());
+  skipDefaultParserMerge(client);
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
     kind: "pglite",
