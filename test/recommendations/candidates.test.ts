@@ -295,7 +295,7 @@ describe("history read with the model in memory", () => {
 });
 
 describe("history freshness across processes", () => {
-  test("a recorded interaction is announced on the history channel", async () => {
+  test("a recorded interaction is announced on the history channel (the embedded store has nobody to tell)", async () => {
     const seen: string[] = [];
     const unlisten = await ctx.deps.database.listen(HISTORY_CHANNEL, (payload) => seen.push(payload));
     try {
@@ -305,6 +305,11 @@ describe("history freshness across processes", () => {
         seen
           .map((payload) => JSON.parse(payload) as { a: number; u?: string[] })
           .find((notice) => notice.u?.includes("announcer"));
+      if (ctx.deps.database.kind === "pglite") {
+        await Bun.sleep(200);
+        expect(ours()).toBeUndefined();
+        return;
+      }
       for (let i = 0; i < 200 && ours() === undefined; i++) await Bun.sleep(25);
       expect(ours()?.a).toBe(tenant.accountId);
     } finally {

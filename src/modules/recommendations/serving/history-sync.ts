@@ -3,7 +3,9 @@
  * a NOTIFY channel (coalesced per tick: one notification per batch of users, one per account when a bulk
  * chunk touches many), and announcements from other processes drop the named users' cached histories here.
  * So "an interaction recorded a moment ago changes the next answer" holds whichever process answers; the
- * cache's TTL stays as the backstop for a notification lost with a dropped connection.
+ * cache's TTL stays as the backstop for a notification lost with a dropped connection. An embedded store
+ * belongs to one process, which has nobody to tell: there nothing is announced (a NOTIFY on PGlite costs about
+ * a millisecond of the thread that answers requests), and announcements are still received.
  */
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../../shared/logger";
@@ -33,6 +35,8 @@ export class HistorySync {
     private readonly database: Pick<Database, "listen" | "notify">,
     private readonly histories: HistoryCache,
     private readonly logger: Logger,
+    /** False where no other process shares the database (the embedded store). */
+    private readonly announce = true,
   ) {}
 
   async start(): Promise<void> {
@@ -47,6 +51,7 @@ export class HistorySync {
 
   /** Queues an announcement; everything queued in the same tick goes out together. */
   publish(accountId: number, externalUserId: string): void {
+    if (!this.announce) return;
     let users = this.pending.get(accountId);
     if (users === undefined) {
       users = new Set();

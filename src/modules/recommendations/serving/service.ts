@@ -74,7 +74,7 @@ export class RecommendationService {
     this.catalogue = new CatalogueCache(database);
     this.extras = new CatalogueExtras(database);
     this.logs = new RecommendationLogQueue(database, logger);
-    this.historySync = new HistorySync(database, this.histories, logger);
+    this.historySync = new HistorySync(database, this.histories, logger, database.kind !== "pglite");
   }
 
   /**
