@@ -16,8 +16,12 @@
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { registerHotFormats } from "./formats";
 import { bodyIsOptional, errorResponses, type RouteShape } from "./openapi-errors";
 import { DOCUMENTED_AS } from "./schema-types";
+
+// After the generator's own format registrations, which this module's imports have just run.
+registerHotFormats();
 
 export const OPENAPI_PATH = "/api/v1/public-openapi.json";
 export const DOCS_PATH = "/api/v1/docs";
