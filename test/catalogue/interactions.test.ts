@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import type { SQL } from "drizzle-orm";
+import type { DbOrTx } from "../../src/db/client";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import { ALLOWED_ORIGIN, createKey, registerTenant } from "../helpers/tenant";
@@ -146,6 +148,70 @@ describe("POST /api/v1/interactions/", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.errorCode).toBe("INSUFFICIENT_SCOPE");
     await expectAuthRequired(ctx, "POST", "/api/v1/interactions/", { body });
+  }, 30_000);
+
+  test("a known end user's interaction is one insert statement, which still refuses deleted and foreign products", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey } = await registerTenant(ctx);
+    const stranger = await registerTenant(ctx);
+    await withProduct(ctx, apiKey, "kept");
+    await withProduct(ctx, apiKey, "dropped");
+    await withProduct(ctx, stranger.apiKey, "theirs");
+    const send = (product: string, extra: Record<string, unknown> = {}) =>
+      ctx.request("POST", "/api/v1/interactions/", {
+        apiKey,
+        body: {
+          external_user_id: "known",
+          external_product_id: product,
+          interaction_type: "CLICK",
+          ...extra,
+        },
+      });
+    expect((await send("kept")).status).toBe(200);
+    await ctx.request("DELETE", "/api/v1/products/external/dropped", { apiKey });
+    for (const product of ["dropped", "theirs", "never"]) {
+      const res = await send(product);
+      expect(res.status).toBe(404);
+      expect(res.body.errorCode).toBe("NOT_FOUND");
+    }
+    const at = "2024-03-01T10:00:00.000Z";
+    // The user exists now: the one-statement insert records it (other work of the service may run meanwhile).
+    const { database } = ctx.deps;
+    const rows = database.rows;
+    let inserts = 0;
+    const created: unknown[] = [];
+    (database as { rows: typeof rows }).rows = async <T>(query: SQL, on?: DbOrTx) => {
+      const result = await rows<T>(query, on);
+      if (JSON.stringify(query).includes("insert into interactions")) {
+        inserts++;
+        created.push(...result);
+      }
+      return result;
+    };
+    let second: Awaited<ReturnType<typeof send>>;
+    try {
+      second = await send("kept", { value: 2.5, timestamp: at });
+    } finally {
+      (database as { rows: typeof rows }).rows = rows;
+    }
+    expect(inserts).toBe(1);
+    expect(created).toHaveLength(1);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual({
+      id: expect.any(Number),
+      external_user_id: "known",
+      external_product_id: "kept",
+      interaction_type: "CLICK",
+      value: 2.5,
+      timestamp: at,
+    });
+    const listed = await ctx.request("GET", "/api/v1/interactions/", { apiKey });
+    expect(listed.body.items.map((i: { id: number }) => i.id)).toContain(second.body.id);
+    expect(
+      listed.body.items.map((i: { external_product_id: string }) => i.external_product_id).sort(),
+    ).toEqual(["kept", "kept"]);
+    const stored = listed.body.items.find((i: { id: number }) => i.id === second.body.id);
+    expect(stored).toMatchObject({ external_user_id: "known", value: 2.5, timestamp: at });
   }, 30_000);
 
   test("another account's product cannot be referenced (404)", async () => {
