@@ -1,6 +1,6 @@
 /**
  * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
- * store in <dir>; `... run <dir> shopMix|category|cold|repeated [seconds]` starts the service on it under
+ * store in <dir>; `... run <dir> shopMix|category|cold|repeated|productPage|cart [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data.
@@ -116,6 +116,17 @@ if (mode === "seed") {
         },
       });
     if (workload === "repeated") return pers(userId(0));
+    if (workload === "productPage" || workload === "cart") {
+      const product = () => productId(Math.floor(rng() * products));
+      return {
+        method: "POST",
+        path:
+          workload === "cart"
+            ? `${R}/ecommerce/cart?cart_items=${product()}&cart_items=${product()}`
+            : `${R}/ecommerce/product-page?current_product_id=${product()}`,
+        body: JSON.stringify({ external_user_id: user(), limit: workload === "cart" ? 6 : 8 }),
+      };
+    }
     if (workload === "health") return { method: "GET", path: "/health" };
     return pers(user());
   };

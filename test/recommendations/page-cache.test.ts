@@ -118,20 +118,28 @@ describe("PageCache", () => {
     expect(cache.get(elsewhere, inputs)).toBeDefined();
   });
 
-  test("an answer is admitted on its second computation, not its first", () => {
+  test("while the cache is under half its budget, an answer is kept on its first computation", () => {
     const cache = new PageCache();
     const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    expect(cache.offer(key, inputs, page("a"))).toBe(true);
+    expect(cache.get(key, inputs)?.body.items[0]?.externalId).toBe("a-0");
+  });
+
+  test("past half its budget, an answer is admitted on its second computation, not its first", () => {
+    const cache = halfFull();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    const size = cache.size;
     expect(cache.offer(key, inputs, page("a"))).toBe(false);
     expect(cache.get(key, inputs)).toBeUndefined();
     // Another key asked for once does not make this one admissible, nor the other way round.
     expect(cache.offer(PageCache.key(1, "u2", "q", "{}"), inputs, page("b"))).toBe(false);
     expect(cache.offer(key, inputs, page("a"))).toBe(true);
     expect(cache.get(key, inputs)?.body.items[0]?.externalId).toBe("a-0");
-    expect(cache.size).toBe(1);
+    expect(cache.size).toBe(size + 1);
   });
 
   test("keys asked for once are forgotten generation by generation", () => {
-    const cache = new PageCache();
+    const cache = halfFull();
     const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
     cache.offer(key, inputs, page("a"));
     // Two full generations of other one-off keys later, the first key counts as new again.
@@ -139,21 +147,33 @@ describe("PageCache", () => {
     expect(cache.offer(key, inputs, page("a"))).toBe(false);
   });
 
-  test("cachedPage computes an unchanged answer at most twice", () => {
-    const cache = new PageCache();
-    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
-    let computed = 0;
-    const compute = () => {
-      computed++;
-      return page("a");
-    };
-    for (let n = 0; n < 4; n++) cachedPage(cache, key, inputs, compute);
-    expect(computed).toBe(2);
-    // A new history is another input: computed afresh (and admitted again on its second computation).
-    cachedPage(cache, key, { ...inputs, history: history() }, compute);
-    expect(computed).toBe(3);
+  test("cachedPage computes an unchanged answer once while there is room, at most twice after", () => {
+    for (const [cache, times] of [
+      [new PageCache(), 1],
+      [halfFull(), 2],
+    ] as const) {
+      const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+      let computed = 0;
+      const compute = () => {
+        computed++;
+        return page("a");
+      };
+      for (let n = 0; n < 4; n++) cachedPage(cache, key, inputs, compute);
+      expect(computed).toBe(times);
+      // A new history is another input: computed afresh.
+      cachedPage(cache, key, { ...inputs, history: history() }, compute);
+      expect(computed).toBe(times + 1);
+    }
   });
 });
+
+/** A 16 KB cache filled past half its budget (each entry is about 780 bytes). */
+function halfFull(): PageCache {
+  const cache = new PageCache(16 * 1024);
+  const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+  for (let i = 0; i < 12; i++) cache.set(PageCache.key(9, `filler${i}`, "q", "{}"), inputs, page(`f${i}`, 5));
+  return cache;
+}
 
 describe("page cache behind the routes", () => {
   test("a repeated query is answered identically, and logged and counted every time", async () => {
@@ -209,7 +229,7 @@ describe("page cache behind the routes", () => {
     const { tenant } = await createShop(ctx, catalogue(6));
     await interact(ctx, tenant, "erase-me", "p1", "VIEW");
     const body = { external_user_id: "erase-me", limit: 5 };
-    // Asked for twice: an answer is cached from its second computation on.
+    // Asked for twice: cached whichever computation admits it.
     for (let n = 0; n < 2; n++) await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
     const pages = ctx.deps.recommendations.pages;
     const before = pages.size;

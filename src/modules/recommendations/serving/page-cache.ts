@@ -9,9 +9,11 @@
  * afresh. Nothing is served from here that the ranker would not answer at that moment.
  *
  * Entries are kept in least-recently-used order within a byte budget, and an erased end user's entries are
- * dropped at once. An answer is admitted on its second computation within a while, not its first: most fresh
- * answers are asked for once (a new context, a history that changes with every interaction), and keeping each
- * of them would only churn the cache and the garbage collector's old generation.
+ * dropped at once. While the cache is under half its budget an answer is kept on its first computation: a
+ * shop's users come back within minutes, and their second request is then answered from here. Past half, an
+ * answer is admitted on its second computation within a while, not its first: many fresh answers are asked
+ * for once (a new context, a history that changes with every interaction), and keeping each of them would
+ * only churn the cache and the garbage collector's old generation.
  */
 import type { ServingTuning } from "../../../engine/ranking/candidates";
 import { LruMap } from "../../../shared/lru-map";
@@ -54,6 +56,8 @@ const DEFAULT_BUDGET_BYTES = 32 * 2 ** 20;
 const ENTRY_OVERHEAD_BYTES = 256;
 /** Keys remembered as asked for once: two generations of up to this many each. */
 const SEEN_PER_GENERATION = 50_000;
+/** Below this share of the budget an answer is kept on its first computation: there is room for it. */
+const ROOM_SHARE = 0.5;
 
 const tuningKey = (tuning: ServingTuning) => `${tuning.candidateMinItems}/${tuning.selectiveMaxItems}`;
 
@@ -120,12 +124,13 @@ export class PageCache {
   }
 
   /**
-   * Stores a freshly computed answer if it was computed for the same key before (see the admission note
-   * above); returns whether it was stored.
+   * Stores a freshly computed answer while the cache has room, or if it was computed for the same key before
+   * (see the admission note above); returns whether it was stored.
    */
   offer(key: string, inputs: PageInputs, page: RenderedPage): boolean {
     const checksum = Bun.hash.crc32(key);
-    if (!this.seen.has(checksum) && !this.seenBefore.has(checksum)) {
+    const once = !this.seen.has(checksum) && !this.seenBefore.has(checksum);
+    if (once && this.bytes >= this.budgetBytes * ROOM_SHARE) {
       if (this.seen.size >= SEEN_PER_GENERATION) {
         this.seenBefore = this.seen;
         this.seen = new Set();
