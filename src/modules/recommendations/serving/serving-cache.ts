@@ -39,7 +39,13 @@ export interface ValueCodes {
   readonly values: readonly string[];
 }
 
-const MAX_BASES = 32;
+/**
+ * Filter results kept per table: at least 32, and as many as fit in BASES_BYTES of masks (a byte per item),
+ * so that a shop's every category filter stays cached on a mid-sized catalogue (about 200 of them at 20k
+ * items): computing one again scans the whole table.
+ */
+const MIN_BASES = 32;
+const BASES_BYTES = 4 * 2 ** 20;
 const MAX_CATEGORY_LISTS = 256;
 
 /** A zeroed per-table byte per item; callers must zero what they set before returning. */
@@ -158,7 +164,8 @@ export function baseEligibility(
     for (let i = 0, j = 0; i < n; i++) if (mask[i] === 1) list[j++] = i;
   }
   const base = { mask, count, list };
-  return cacheable ? remember(cache.bases, key, base, MAX_BASES) : base;
+  const max = Math.max(MIN_BASES, Math.floor(BASES_BYTES / Math.max(1, n)));
+  return cacheable ? remember(cache.bases, key, base, max) : base;
 }
 
 /** Every item, most popular first (ties by index), by the table's popularity or the one given. */
