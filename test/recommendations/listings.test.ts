@@ -1,6 +1,10 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { answerLabels } from "../../src/modules/recommendations/respond";
+import {
+  EMBEDDED_FLUSH_AT,
+  RecommendationLogQueue,
+} from "../../src/modules/recommendations/serving/log-queue";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { catalogue, createShop, deleteProduct, ids, interact } from "./fixtures";
@@ -151,6 +155,29 @@ describe("recommendation logs", () => {
     expect(ctx.logs.filter((line) => line.includes("recommendation log flush failed")).length).toBe(
       errorsBefore,
     );
+  });
+
+  test("a full queue is written without waiting for the timer, sooner on the embedded store", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(3));
+    const flushAt = ctx.deps.database.kind === "pglite" ? EMBEDDED_FLUSH_AT : 2000;
+    // A queue of its own (no timer): only the size can start its write.
+    const queue = new RecommendationLogQueue(ctx.deps.database, ctx.deps.logger, {
+      ...(ctx.deps.database.kind === "pglite" ? { flushAt: EMBEDDED_FLUSH_AT } : {}),
+    });
+    const count = async () =>
+      (
+        await ctx.deps.database.rows<{ n: number }>(sql`
+          select count(*)::int as n from recommendation_logs
+          where account_id = ${tenant.accountId} and endpoint = 'early'`)
+      )[0]!.n;
+    for (let i = 0; i < flushAt - 1; i++) queue.enqueue(logEntry(tenant.accountId, null, "early", ["p1"]));
+    await Bun.sleep(50);
+    expect(queue.pending).toBe(flushAt - 1);
+    queue.enqueue(logEntry(tenant.accountId, null, "early", ["p1"]));
+    expect(queue.pending).toBe(0);
+    await queue.flush();
+    expect(await count()).toBe(flushAt);
   });
 
   test("a flush that meets an erasure still in progress waits for it and writes nothing for the erased user", async () => {

@@ -12,7 +12,7 @@ import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
 import { HistoryCache, type UserHistory } from "./history-cache";
 import { HistorySync } from "./history-sync";
-import { RecommendationLogQueue } from "./log-queue";
+import { EMBEDDED_FLUSH_AT, RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
 import { snapshotView } from "./snapshot-signals";
 import type { ServingView } from "./view";
@@ -73,7 +73,11 @@ export class RecommendationService {
     );
     this.catalogue = new CatalogueCache(database);
     this.extras = new CatalogueExtras(database);
-    this.logs = new RecommendationLogQueue(database, logger);
+    this.logs = new RecommendationLogQueue(
+      database,
+      logger,
+      database.kind === "pglite" ? { flushAt: EMBEDDED_FLUSH_AT } : {},
+    );
     this.historySync = new HistorySync(database, this.histories, logger, database.kind !== "pglite");
   }
 
