@@ -45,6 +45,7 @@ const touch = { sink: 0 };
 const TASTE_SHARE = 0.6;
 /** Similar-item lists kept per snapshot (about 2 KB each at k = 200). */
 const SIMILAR_CACHE_ENTRIES = 20_000;
+const EMPTY = new Int32Array(0);
 
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
@@ -56,6 +57,7 @@ class EngineSignals implements ModelSignals {
   private readonly similarCache = new LruMap<number, ScoredItems>();
   private readonly dayparts: (Float32Array | undefined)[] = [];
   private contentRows: SparseRows | null | undefined;
+  private itemMarks: Uint8Array | undefined;
 
   constructor(
     private readonly model: EngineModel,
@@ -187,6 +189,7 @@ class EngineSignals implements ModelSignals {
     for (const d of this.dayparts) sum += d?.byteLength ?? 0;
     const rows = this.contentRows;
     if (rows) sum += rows.indptr.byteLength + rows.indices.byteLength + rows.data.byteLength;
+    sum += this.itemMarks?.byteLength ?? 0;
     for (const [, found] of this.similarCache.entries())
       sum += 64 + found.items.byteLength + found.scores.byteLength;
     return sum;
@@ -212,16 +215,24 @@ class EngineSignals implements ModelSignals {
       for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);
       scores[item] = Number.NEGATIVE_INFINITY;
       const top = topK(scores, k);
-      return { items: top, scores: Float32Array.from(top, (i) => scores[i]!) };
+      const topScores = new Float32Array(top.length);
+      for (let j = 0; j < top.length; j++) topScores[j] = scores[top[j]!]!;
+      return { items: top, scores: topScores };
     }
-    const scores = Float32Array.from(pool, (i) =>
-      i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, i),
-    );
+    // Plain loops: the typed arrays' `from` with a mapping function costs more than the work it maps.
+    const scores = new Float32Array(pool.length);
+    for (let j = 0; j < pool.length; j++) {
+      const i = pool[j]!;
+      scores[j] = i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, i);
+    }
     const top = topK(scores, k);
-    return {
-      items: Int32Array.from(top, (j) => pool[j]!),
-      scores: Float32Array.from(top, (j) => scores[j]!),
-    };
+    const items = new Int32Array(top.length);
+    const topScores = new Float32Array(top.length);
+    for (let j = 0; j < top.length; j++) {
+      items[j] = pool[top[j]!]!;
+      topScores[j] = scores[top[j]!]!;
+    }
+    return { items, scores: topScores };
   }
 
   daypartPopularity(daypart: number): Float32Array | null {
@@ -272,14 +283,17 @@ class EngineSignals implements ModelSignals {
       }
     }
     if (content) {
-      // Content vectors are L2-normalised: the dot product is the cosine.
-      const cos = rowDot(
-        content.vectors,
-        item * content.dims,
-        content.vectors,
-        i * content.dims,
-        content.dims,
-      );
+      // Content vectors are L2-normalised: the dot product is the cosine. Over the other item's non-zeros
+      // (a handful of hashed tokens) when the vectors are sparse.
+      const sparse = this.sparseContent();
+      let cos = 0;
+      if (sparse) {
+        const o = item * content.dims;
+        for (let p = sparse.indptr[i]!; p < sparse.indptr[i + 1]!; p++)
+          cos += sparse.data[p]! * content.vectors[o + sparse.indices[p]!]!;
+      } else {
+        cos = rowDot(content.vectors, item * content.dims, content.vectors, i * content.dims, content.dims);
+      }
       s += (als ? 1 - TASTE_SHARE : 1) * cos;
     }
     return s;
@@ -291,16 +305,39 @@ class EngineSignals implements ModelSignals {
     const factors = model.als ? factorIndex(model) : null;
     const content = model.content ? contentIndex(model) : null;
     if ((model.als && !factors) || (model.content && !content)) return null;
-    const out = new Set<number>();
-    if (factors && model.als) {
-      const q = model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k);
-      for (const i of annTop(factors, q, k).items) out.add(i);
+    const taste =
+      factors && model.als
+        ? annTop(factors, model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k), k)
+            .items
+        : EMPTY;
+    const near =
+      content && model.content
+        ? annTop(
+            content,
+            model.content.vectors.subarray(item * model.content.dims, (item + 1) * model.content.dims),
+            k,
+          ).items
+        : EMPTY;
+    // The union, first-seen order, through a per-item mark (a Set of a few hundred numbers costs more).
+    const marks = this.marks();
+    const out = new Int32Array(taste.length + near.length);
+    let size = 0;
+    for (const list of [taste, near]) {
+      for (let j = 0; j < list.length; j++) {
+        const i = list[j]!;
+        if (marks[i] === 1) continue;
+        marks[i] = 1;
+        out[size++] = i;
+      }
     }
-    if (content && model.content) {
-      const q = model.content.vectors.subarray(item * model.content.dims, (item + 1) * model.content.dims);
-      for (const i of annTop(content, q, k).items) out.add(i);
-    }
-    return Int32Array.from(out);
+    for (let j = 0; j < size; j++) marks[out[j]!] = 0;
+    return out.subarray(0, size);
+  }
+
+  /** A zeroed byte per item, zero again after each use. */
+  private marks(): Uint8Array {
+    this.itemMarks ??= new Uint8Array(this.model.nItems);
+    return this.itemMarks;
   }
 
   private buffer(name: "collab" | "content"): Float32Array {
