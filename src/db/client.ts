@@ -10,6 +10,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { pgliteAssets } from "./pglite-assets";
 import { skipDefaultParserMerge } from "./pglite-parsers";
+import { prepareStatements } from "./pglite-statements";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -79,6 +80,8 @@ function rowsOf<T>(result: unknown): T[] {
 
 async function openPglite(dataDir: string): Promise<Database> {
   const client = await PGlite.create(dataDir, await pgliteAssets());
+  // In this order, drizzle's identical per-query parsers are left out before either path sees them.
+  prepareStatements(client);
   skipDefaultParserMerge(client);
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
