@@ -200,10 +200,11 @@ export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOpt
         checkNumericParameters("path", route.hooks.params, context.params as Record<string, unknown>);
         checkNumericParameters("query", route.hooks.query, context.query as Record<string, unknown>);
       })
-      .onError({ as: "global" }, (context) => {
-        const { code, error, request, set } = context;
+      // Destructured, never handed on whole: Elysia reads hooks' source, and a context passed to a function
+      // makes it prepare everything (cookies included) for every route.
+      .onError({ as: "global" }, ({ code, error, request, route, set }) => {
         const state = stateOf(request) ?? startRequest(request);
-        const appError = toAppError(code, error, context, logger, state.id, options, table);
+        const appError = toAppError(code, error, { request, route }, logger, state.id, options, table);
         state.status = appError.status;
         // Headers set for the request so far (the per-minute X-RateLimit-*) must not contradict the error's own
         // (a daily training cap's): Elysia merges them into the answer.
