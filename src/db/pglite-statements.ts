@@ -15,8 +15,11 @@ import { parse, protocol } from "@electric-sql/pglite";
 
 /** Statements with more parameters than this are left to PGlite's own path: their text varies with their data. */
 const MAX_PREPARED_PARAMETERS = 64;
-/** Prepared statements kept per client; the least recently prepared is closed past this. */
-const MAX_STATEMENTS = 512;
+/**
+ * Prepared statements kept per client; the least recently used is closed past this. Each holds its plans in
+ * the database's memory, about 20 KB for a join with a subquery, so this bounds them to a few megabytes.
+ */
+const MAX_STATEMENTS = 256;
 
 /** SQLSTATEs of a prepared statement that no longer fits the schema: prepared afresh on the next call. */
 const STALE_STATEMENT_CODES = new Set([
@@ -84,7 +87,7 @@ class StatementCache {
   async run<T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> {
     let messages: Awaited<ReturnType<PGlite["execProtocolStream"]>>;
     try {
-      const statement = this.#statements.get(text) ?? (await this.#prepare(text));
+      const statement = this.#used(text) ?? (await this.#prepare(text));
       const values = params.map((param, i) => {
         if (param === null || param === undefined) return null;
         const serializeParam = this.#client.serializers[statement.parameterTypes[i] ?? 0];
@@ -99,6 +102,16 @@ class StatementCache {
       throw describeFailure(error, text, params, options);
     }
     return parse.parseResults(messages, this.#client.parsers, options)[0] as Results<T>;
+  }
+
+  /** The statement prepared for the text, now the most recently used. */
+  #used(text: string): Prepared | undefined {
+    const statement = this.#statements.get(text);
+    if (statement !== undefined) {
+      this.#statements.delete(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
   forget(text: string): void {
