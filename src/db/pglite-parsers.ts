@@ -29,7 +29,10 @@ function withoutDefaultParsers(query: Query): Query {
   }) as Query;
 }
 
-/** Each prepared drizzle statement keeps its options object: each is checked once. */
+/**
+ * A statement prepared with drizzle's `.prepare()` keeps its options object, checked once; other queries bring
+ * a fresh object each time, and the check (nine calls of drizzle's identity functions) runs per query.
+ */
 const checked = new WeakMap<object, boolean>();
 
 function sameAsDefaults(parsers: NonNullable<QueryOptions["parsers"]>): boolean {
