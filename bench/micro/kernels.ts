@@ -2,7 +2,7 @@ import { measure } from "mitata";
 import { loadNativeKernelSettings } from "../../src/config";
 import { alsSweep, alsSweepTs, DEFAULT_ALS } from "../../src/engine/als";
 import { foldInUser, scoreFactors } from "../../src/engine/fold-in";
-import { buildAnnIndex, exactSearch, searchAnn } from "../../src/engine/hnsw";
+import { buildAnnIndex, denseRows, exactSearch, searchAnn } from "../../src/engine/hnsw";
 import { gramMatrix, spdInverse } from "../../src/engine/linalg";
 import { configureNativeKernels, nativeKernels } from "../../src/engine/native";
 import { createRng, gaussian } from "../../src/engine/rng";
@@ -141,7 +141,7 @@ export async function hnswPairs(s: MicroSizes): Promise<KernelPair[]> {
   const k = DEFAULT_ALS.factors;
   const n = s.hnswItems;
   const Y = randomFactors(n, k, 6);
-  const ix = buildAnnIndex(Y, k, "ip");
+  const ix = buildAnnIndex(denseRows(Y, k), "ip");
   const queries = Array.from({ length: 50 }, (_, q) => randomFactors(1, k, 100 + q));
   const onePercent = (item: number) => item % 100 === 0;
   const recall = (filter?: (item: number) => boolean) => {

@@ -3,7 +3,15 @@
  * ranking itself lives in src/engine/ranking (pure) and src/modules/recommendations/ranking (over a
  * tenant's item table, filters and caches).
  */
-import { type AnnIndex, type AnnSpace, deserializeAnnIndex, loadAnnIndexFile } from "./hnsw";
+import { contentAnnRows } from "./content";
+import {
+  type AnnIndex,
+  type AnnRows,
+  type AnnSpace,
+  denseRows,
+  deserializeAnnIndex,
+  loadAnnIndexFile,
+} from "./hnsw";
 import type { Model } from "./model";
 
 const annCache = new WeakMap<Model, { factors: AnnIndex | null; content: AnnIndex | null }>();
@@ -25,16 +33,17 @@ export function annIndexes(
   let c = annCache.get(model);
   if (!c) {
     const { als, content, ann } = model;
-    const load = (bytes: Uint8Array, vectors: Float32Array, dims: number, space: AnnSpace, file?: string) =>
+    const load = (bytes: Uint8Array, rows: AnnRows, space: AnnSpace, file?: string) =>
       file === undefined
-        ? deserializeAnnIndex(bytes, vectors, dims, space)
-        : loadAnnIndexFile(file, bytes, vectors, dims, space);
+        ? deserializeAnnIndex(bytes, rows, space)
+        : loadAnnIndexFile(file, bytes, rows, space);
     c = {
-      factors: ann.factors && als ? load(ann.factors, als.itemFactors, als.k, "ip", files?.factors) : null,
-      content:
-        ann.content && content
-          ? load(ann.content, content.vectors, content.dims, "cosine", files?.content)
+      factors:
+        ann.factors && als
+          ? load(ann.factors, denseRows(als.itemFactors, als.k), "ip", files?.factors)
           : null,
+      content:
+        ann.content && content ? load(ann.content, contentAnnRows(content), "cosine", files?.content) : null,
     };
     annCache.set(model, c);
   }

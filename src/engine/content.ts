@@ -1,4 +1,5 @@
 import { normaliseCategoryPath } from "./categories";
+import type { AnnRows } from "./hnsw";
 import type { ItemMeta } from "./types";
 
 export interface ContentOptions {
@@ -76,18 +77,37 @@ export function itemTokens(meta: ItemMeta, w: ContentOptions["fieldWeights"]): M
 }
 
 /**
- * Hashed TF-IDF vectors (nItems × dims, L2-normalised; zero rows for items without metadata).
- * IDF is computed over this catalogue so ubiquitous tokens (a root category, say) carry little weight.
+ * Hashed TF-IDF vectors of a catalogue, n rows of `dims`, each L2-normalised (zero for items without
+ * metadata), kept by their non-zeros: an item has a handful of tokens (about 10 of 256 dimensions set for
+ * product names), so the rows take a twentieth of the dense matrix's memory. Row `i`'s non-zeros are
+ * `indices[indptr[i]..indptr[i + 1]]` (ascending) with their values in `data`.
+ */
+export interface ContentVectors {
+  dims: number;
+  indptr: Int32Array;
+  indices: Uint16Array;
+  data: Float32Array;
+}
+
+/** Dimensions a row's indices can address. */
+export const MAX_CONTENT_DIMS = 65_536;
+
+/**
+ * Hashed TF-IDF vectors (zero rows for items without metadata). IDF is computed over this catalogue so
+ * ubiquitous tokens (a root category, say) carry little weight.
  */
 export function buildContentVectors(
   items: readonly (ItemMeta | undefined)[] | undefined,
   nItems: number,
   options: Partial<ContentOptions> = {},
-): Float32Array {
+): ContentVectors {
   const o = { ...DEFAULT_CONTENT, ...options };
   const dims = o.dims;
-  const out = new Float32Array(nItems * dims);
-  if (!items) return out;
+  if (!Number.isInteger(dims) || dims < 1 || dims > MAX_CONTENT_DIMS) {
+    throw new RangeError(`content dimensions must be an integer from 1 to ${MAX_CONTENT_DIMS}, not ${dims}`);
+  }
+  const indptr = new Int32Array(nItems + 1);
+  if (!items) return { dims, indptr, indices: new Uint16Array(0), data: new Float32Array(0) };
   const tokens: (Map<string, number> | null)[] = [];
   const df = new Map<string, number>();
   let nDocs = 0;
@@ -99,21 +119,108 @@ export function buildContentVectors(
     nDocs++;
     for (const k of t.keys()) df.set(k, (df.get(k) ?? 0) + 1);
   }
+  // One dense row of scratch; the non-zeros of each row are appended to growing arrays.
+  const row = new Float32Array(dims);
+  let indices = new Uint16Array(Math.max(16, nItems * 12));
+  let data = new Float32Array(indices.length);
+  let nnz = 0;
   for (let i = 0; i < nItems; i++) {
     const t = tokens[i];
-    if (!t) continue;
-    const base = i * dims;
-    for (const [tok, tf] of t) {
-      const idf = Math.log((1 + nDocs) / (1 + df.get(tok)!)) + 1;
-      const h = hash32(tok);
-      out[base + (h % dims)]! += (h & 0x80000000 ? -1 : 1) * (1 + Math.log(tf)) * idf;
+    if (t) {
+      row.fill(0);
+      for (const [tok, tf] of t) {
+        const idf = Math.log((1 + nDocs) / (1 + df.get(tok)!)) + 1;
+        const h = hash32(tok);
+        row[h % dims]! += (h & 0x80000000 ? -1 : 1) * (1 + Math.log(tf)) * idf;
+      }
+      let norm = 0;
+      for (let d = 0; d < dims; d++) norm += row[d]! * row[d]!;
+      const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+      if (nnz + dims > indices.length) {
+        const size = Math.max(2 * indices.length, nnz + dims);
+        const grownIndices = new Uint16Array(size);
+        grownIndices.set(indices.subarray(0, nnz));
+        const grownData = new Float32Array(size);
+        grownData.set(data.subarray(0, nnz));
+        indices = grownIndices;
+        data = grownData;
+      }
+      for (let d = 0; d < dims && inv > 0; d++) {
+        if (row[d] === 0) continue;
+        indices[nnz] = d;
+        data[nnz++] = row[d]! * inv;
+      }
     }
-    let norm = 0;
-    for (let d = 0; d < dims; d++) norm += out[base + d]! * out[base + d]!;
-    if (norm > 0) {
-      const inv = 1 / Math.sqrt(norm);
-      for (let d = 0; d < dims; d++) out[base + d]! *= inv;
-    }
+    indptr[i + 1] = nnz;
   }
-  return out;
+  return { dims, indptr, indices: indices.slice(0, nnz), data: data.slice(0, nnz) };
+}
+
+/** `into += weight × row(item)`: a user's content profile is the weighted sum of their items' rows. */
+export function addContentRow(c: ContentVectors, item: number, weight: number, into: Float32Array): void {
+  const { indptr, indices, data } = c;
+  for (let p = indptr[item]!; p < indptr[item + 1]!; p++) into[indices[p]!]! += weight * data[p]!;
+}
+
+/** `row(item) · dense`, over the row's non-zeros. */
+export function contentDot(c: ContentVectors, item: number, dense: Float32Array): number {
+  const { indptr, indices, data } = c;
+  let sum = 0;
+  for (let p = indptr[item]!; p < indptr[item + 1]!; p++) sum += data[p]! * dense[indices[p]!]!;
+  return sum;
+}
+
+/** `row(a) · row(b)`: the two items' cosine (rows are unit length or zero). Both rows' indices ascend. */
+export function contentRowsDot(c: ContentVectors, a: number, b: number): number {
+  const { indptr, indices, data } = c;
+  let p = indptr[a]!;
+  let q = indptr[b]!;
+  const pEnd = indptr[a + 1]!;
+  const qEnd = indptr[b + 1]!;
+  let sum = 0;
+  while (p < pEnd && q < qEnd) {
+    const x = indices[p]!;
+    const y = indices[q]!;
+    if (x === y) sum += data[p++]! * data[q++]!;
+    else if (x < y) p++;
+    else q++;
+  }
+  return sum;
+}
+
+/** Row `item` written whole into `into` (length `dims`). */
+export function contentRow(c: ContentVectors, item: number, into: Float32Array): Float32Array {
+  into.fill(0);
+  addContentRow(c, item, 1, into);
+  return into;
+}
+
+/** The rows as an HNSW index reads them (see `AnnRows`). */
+export function contentAnnRows(c: ContentVectors): AnnRows {
+  return { n: c.indptr.length - 1, dims: c.dims, row: (item, into) => contentRow(c, item, into) };
+}
+
+/**
+ * Content vectors as models trained before they were kept by their non-zeros stored them: one dense
+ * row-major matrix.
+ */
+export function contentFromDense(vectors: Float32Array, dims: number): ContentVectors {
+  const n = Math.floor(vectors.length / dims);
+  const indptr = new Int32Array(n + 1);
+  let nnz = 0;
+  for (let i = 0; i < n * dims; i++) if (vectors[i] !== 0) nnz++;
+  const indices = new Uint16Array(nnz);
+  const data = new Float32Array(nnz);
+  let p = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * dims;
+    for (let d = 0; d < dims; d++) {
+      const v = vectors[o + d]!;
+      if (v === 0) continue;
+      indices[p] = d;
+      data[p++] = v;
+    }
+    indptr[i + 1] = p;
+  }
+  return { dims, indptr, indices, data };
 }

@@ -1,10 +1,10 @@
 import { type AlsOptions, DEFAULT_ALS, fitAls } from "./als";
 import { buildCategoryIndex } from "./categories";
-import { buildContentVectors } from "./content";
+import { buildContentVectors, contentAnnRows } from "./content";
 import { buildCooccurrence, type CooccurrenceOptions } from "./cooccurrence";
 import { type EaseModel, type EaseOptions, fitEase, itemSupport } from "./ease";
 import type { FoldInBasis } from "./fold-in";
-import { buildAnnIndex, serializeAnnIndex } from "./hnsw";
+import { buildAnnIndex, denseRows, serializeAnnIndex } from "./hnsw";
 import { gramMatrix } from "./linalg";
 import type { BlendWeights, Model } from "./model";
 import { computePopularity, type PopularityOptions } from "./popularity";
@@ -95,10 +95,7 @@ export function fitModel(
   const categories = buildCategoryIndex(items, events.nItems);
   const content =
     items && cfg.contentDims > 0
-      ? {
-          dims: cfg.contentDims,
-          vectors: buildContentVectors(items, events.nItems, { dims: cfg.contentDims }),
-        }
+      ? buildContentVectors(items, events.nItems, { dims: cfg.contentDims })
       : null;
   const popularity = computePopularity(events, eventWeights(events, cfg.weights), categories, cfg.popularity);
   const cooccurrence = opts.withCooccurrence
@@ -113,9 +110,9 @@ export function fitModel(
   const buildAnn = events.nItems >= (opts.annMinItems ?? Number.POSITIVE_INFINITY);
   if (buildAnn) onProgress?.("ann", 0);
   const ann = {
-    factors: buildAnn && als ? serializeAnnIndex(buildAnnIndex(als.itemFactors, als.k, "ip")) : null,
-    content:
-      buildAnn && content ? serializeAnnIndex(buildAnnIndex(content.vectors, content.dims, "cosine")) : null,
+    factors:
+      buildAnn && als ? serializeAnnIndex(buildAnnIndex(denseRows(als.itemFactors, als.k), "ip")) : null,
+    content: buildAnn && content ? serializeAnnIndex(buildAnnIndex(contentAnnRows(content), "cosine")) : null,
   };
   // The decay's half-life as resolved for these events, so request-time histories decay alike.
   const weights: WeightConfig =

@@ -36,11 +36,31 @@ export const DEFAULT_ANN: Readonly<AnnOptions> = Object.freeze({
   exactBelowSelectivity: 0.02,
 });
 
+/** The vectors an index is built over, n rows of `dims`, read one row at a time. */
+export interface AnnRows {
+  readonly n: number;
+  readonly dims: number;
+  /** Writes row `item` whole into `into` (length `dims`) and returns it. */
+  row(item: number, into: Float32Array): Float32Array;
+}
+
+/** The rows of a dense row-major matrix. */
+export function denseRows(vectors: Float32Array, dims: number): AnnRows {
+  return {
+    n: Math.floor(vectors.length / dims),
+    dims,
+    row: (item, into) => {
+      into.set(vectors.subarray(item * dims, (item + 1) * dims));
+      return into;
+    },
+  };
+}
+
 /** HNSW over rows of a vector matrix; labels are item indices. Zero rows are left out (nothing to match). */
 export interface AnnIndex {
   space: AnnSpace;
   dims: number;
-  vectors: Float32Array;
+  rows: AnnRows;
   index: Hnswlib.HierarchicalNSW;
   options: AnnOptions;
 }
@@ -51,20 +71,15 @@ export interface Neighbours {
   scores: Float32Array;
 }
 
-function rowNorm(v: Float32Array, o: number, dims: number): number {
+function norm(v: Float32Array): number {
   let s = 0;
-  for (let d = 0; d < dims; d++) s += v[o + d]! * v[o + d]!;
+  for (let d = 0; d < v.length; d++) s += v[d]! * v[d]!;
   return Math.sqrt(s);
 }
 
-export function buildAnnIndex(
-  vectors: Float32Array,
-  dims: number,
-  space: AnnSpace,
-  options: Partial<AnnOptions> = {},
-): AnnIndex {
+export function buildAnnIndex(rows: AnnRows, space: AnnSpace, options: Partial<AnnOptions> = {}): AnnIndex {
   const o = { ...DEFAULT_ANN, ...options };
-  const n = vectors.length / dims;
+  const { n, dims } = rows;
   const index = new addon.HierarchicalNSW(space, dims);
   index.initIndex({
     maxElements: Math.max(1, n),
@@ -72,42 +87,44 @@ export function buildAnnIndex(
     efConstruction: o.efConstruction,
     randomSeed: o.seed,
   });
+  const row = new Float32Array(dims);
   const point = new Array<number>(dims);
   for (let i = 0; i < n; i++) {
-    const off = i * dims;
-    if (rowNorm(vectors, off, dims) === 0) continue;
-    for (let d = 0; d < dims; d++) point[d] = vectors[off + d]!;
+    rows.row(i, row);
+    if (norm(row) === 0) continue;
+    for (let d = 0; d < dims; d++) point[d] = row[d]!;
     index.addPoint(point, i);
   }
   index.setEf(o.efSearch);
-  return { space, dims, vectors, index, options: o };
+  return { space, dims, rows, index, options: o };
 }
 
 /** Similarity used by the index, computed exactly (for the selective-filter path and for tests). */
 export function exactSimilarity(
-  ix: Pick<AnnIndex, "space" | "dims" | "vectors">,
+  ix: Pick<AnnIndex, "space" | "rows">,
   query: Float32Array,
   item: number,
+  scratch = new Float32Array(ix.rows.dims),
 ): number {
-  const { dims, vectors } = ix;
-  const o = item * dims;
+  const row = ix.rows.row(item, scratch);
   let dot = 0;
-  for (let d = 0; d < dims; d++) dot += query[d]! * vectors[o + d]!;
+  for (let d = 0; d < row.length; d++) dot += query[d]! * row[d]!;
   if (ix.space === "ip") return dot;
-  const n = rowNorm(vectors, o, dims) * rowNorm(query, 0, dims);
+  const n = norm(row) * norm(query);
   return n === 0 ? Number.NEGATIVE_INFINITY : dot / n;
 }
 
 /** Exact top-k by scanning every item that passes the filter. */
 export function exactSearch(
-  ix: Pick<AnnIndex, "space" | "dims" | "vectors">,
+  ix: Pick<AnnIndex, "space" | "rows">,
   query: Float32Array,
   k: number,
   filter?: (item: number) => boolean,
 ): Neighbours {
-  const n = ix.vectors.length / ix.dims;
+  const n = ix.rows.n;
   const scores = new Float32Array(n).fill(Number.NEGATIVE_INFINITY);
-  for (let i = 0; i < n; i++) if (!filter || filter(i)) scores[i] = exactSimilarity(ix, query, i);
+  const scratch = new Float32Array(ix.rows.dims);
+  for (let i = 0; i < n; i++) if (!filter || filter(i)) scores[i] = exactSimilarity(ix, query, i, scratch);
   const items = topK(scores, k);
   return { items, scores: Float32Array.from(items, (i) => scores[i]!) };
 }
@@ -134,7 +151,7 @@ export function searchAnn(
 ): Neighbours {
   const n = ix.index.getCurrentCount();
   if (n === 0 || k <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
-  if (filter && estimateSelectivity(ix.vectors.length / ix.dims, filter) < ix.options.exactBelowSelectivity) {
+  if (filter && estimateSelectivity(ix.rows.n, filter) < ix.options.exactBelowSelectivity) {
     return exactSearch(ix, query, k, filter);
   }
   const kk = Math.min(k, n);
@@ -161,8 +178,7 @@ export function serializeAnnIndex(ix: AnnIndex): Uint8Array {
 
 export function deserializeAnnIndex(
   bytes: Uint8Array,
-  vectors: Float32Array,
-  dims: number,
+  rows: AnnRows,
   space: AnnSpace,
   options: Partial<AnnOptions> = {},
 ): AnnIndex {
@@ -170,7 +186,7 @@ export function deserializeAnnIndex(
   try {
     const file = join(dir, "index.bin");
     writeFileSync(file, bytes);
-    return readAnnIndexFile(file, vectors, dims, space, options);
+    return readAnnIndexFile(file, rows, space, options);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -185,14 +201,13 @@ export function deserializeAnnIndex(
 export function loadAnnIndexFile(
   file: string,
   bytes: Uint8Array,
-  vectors: Float32Array,
-  dims: number,
+  rows: AnnRows,
   space: AnnSpace,
   options: Partial<AnnOptions> = {},
 ): AnnIndex {
   // An unwritable place only costs the copy next time.
-  if (!placeAnnIndexFile(file, bytes)) return deserializeAnnIndex(bytes, vectors, dims, space, options);
-  return readAnnIndexFile(file, vectors, dims, space, options);
+  if (!placeAnnIndexFile(file, bytes)) return deserializeAnnIndex(bytes, rows, space, options);
+  return readAnnIndexFile(file, rows, space, options);
 }
 
 /**
@@ -217,16 +232,15 @@ export function placeAnnIndexFile(file: string, bytes: Uint8Array): boolean {
  */
 export async function readAnnIndexFileAsync(
   file: string,
-  vectors: Float32Array,
-  dims: number,
+  rows: AnnRows,
   space: AnnSpace,
   options: Partial<AnnOptions> = {},
 ): Promise<AnnIndex> {
   const o = { ...DEFAULT_ANN, ...options };
-  const index = new addon.HierarchicalNSW(space, dims);
+  const index = new addon.HierarchicalNSW(space, rows.dims);
   await index.readIndex(file);
   index.setEf(o.efSearch);
-  return { space, dims, vectors, index, options: o };
+  return { space, dims: rows.dims, rows, index, options: o };
 }
 
 const SAMPLE_WINDOWS = 16;
@@ -256,14 +270,13 @@ function fileHolds(file: string, bytes: Uint8Array): boolean {
 
 function readAnnIndexFile(
   file: string,
-  vectors: Float32Array,
-  dims: number,
+  rows: AnnRows,
   space: AnnSpace,
   options: Partial<AnnOptions>,
 ): AnnIndex {
   const o = { ...DEFAULT_ANN, ...options };
-  const index = new addon.HierarchicalNSW(space, dims);
+  const index = new addon.HierarchicalNSW(space, rows.dims);
   index.readIndexSync(file);
   index.setEf(o.efSearch);
-  return { space, dims, vectors, index, options: o };
+  return { space, dims: rows.dims, rows, index, options: o };
 }

@@ -25,7 +25,16 @@
 export { type AlsFactors, type AlsOptions, alsLoss, DEFAULT_ALS, fitAls } from "./als";
 export { type AnnFiles, annIndexes, attachAnnIndexes, detachFromArtifact } from "./ann-files";
 export { buildCategoryIndex, type CategoryIndex, findCategory } from "./categories";
-export { buildContentVectors, type ContentOptions } from "./content";
+export {
+  addContentRow,
+  buildContentVectors,
+  type ContentOptions,
+  type ContentVectors,
+  contentAnnRows,
+  contentDot,
+  contentRow,
+  contentRowsDot,
+} from "./content";
 export { buildCooccurrence, type CooccurrenceOptions } from "./cooccurrence";
 export { type EaseModel, type EaseOptions, easeScores, fitEase } from "./ease";
 export {
@@ -40,8 +49,10 @@ export { type FoldInBasis, foldInUser, scoreFactors } from "./fold-in";
 export {
   type AnnIndex,
   type AnnOptions,
+  type AnnRows,
   type AnnSpace,
   buildAnnIndex,
+  denseRows,
   deserializeAnnIndex,
   exactSearch,
   type Neighbours,
@@ -70,13 +81,7 @@ export {
   tunedWeights,
 } from "./ranking/blend";
 export { rankForUser, scoreForUser } from "./ranking/personal";
-export {
-  deserializeModel,
-  modelArrayBytes,
-  nonZeroPositions,
-  releaseNonZeroPositions,
-  serializeModel,
-} from "./serialize";
+export { deserializeModel, modelArrayBytes, serializeModel } from "./serialize";
 export { buildCsr, type Csr, transposeCsr } from "./sparse";
 export { topK } from "./topk";
 export {

@@ -1,4 +1,5 @@
 import type { CategoryIndex } from "./categories";
+import type { ContentVectors } from "./content";
 import type { EaseModel } from "./ease";
 import type { FoldInBasis } from "./fold-in";
 import type { PopularityModel } from "./popularity";
@@ -26,7 +27,7 @@ export interface Model {
   easeValues: "binary" | "weight" | "log";
   ease: EaseModel | null;
   als: FoldInBasis | null;
-  content: { dims: number; vectors: Float32Array } | null;
+  content: ContentVectors | null;
   categories: CategoryIndex;
   popularity: PopularityModel;
   /** Item → top co-occurring items ("bought together"), scores in `data`. */

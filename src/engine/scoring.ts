@@ -1,3 +1,4 @@
+import { addContentRow, contentDot } from "./content";
 import { easeInputValue, easeScores } from "./ease";
 import { foldInUser, scoreFactors } from "./fold-in";
 import type { Model } from "./model";
@@ -50,16 +51,13 @@ export function componentScores(
   if (component === "content") {
     const c = model.content;
     if (!c) return false;
-    const dims = c.dims;
     s.profile.fill(0);
     for (let h = 0; h < history.items.length; h++) {
       const it = history.items[h]!;
       if (it < 0 || it >= model.nItems) continue;
-      const w = history.weights[h]!;
-      const o = it * dims;
-      for (let d = 0; d < dims; d++) s.profile[d]! += w * c.vectors[o + d]!;
+      addContentRow(c, it, history.weights[h]!, s.profile);
     }
-    scoreFactors(s.profile, c.vectors, dims, out);
+    for (let i = 0; i < model.nItems; i++) out[i] = contentDot(c, i, s.profile);
     return true;
   }
   if (component === "cf" && model.ease) {

@@ -1,3 +1,4 @@
+import { contentFromDense } from "./content";
 import type { Model } from "./model";
 
 /*
@@ -6,7 +7,8 @@ import type { Model } from "./model";
  * (little-endian, as in memory), so loading is a JSON parse plus zero-copy views into the buffer. Large
  * Float32Arrays that are mostly zeros (the hashed content vectors: about 10 of 256 dimensions set) are
  * written as their non-zero positions and values instead and expanded on load (format 2; format 1
- * artifacts, all arrays raw, still load).
+ * artifacts, all arrays raw, still load). Models whose content vectors were such an array are converted to
+ * the rows-by-non-zeros form on load.
  */
 const MAGIC = 0x4d434552; // "RECM" read as little-endian u32
 const FORMAT = 2;
@@ -116,22 +118,6 @@ export function serializeModel(model: Model): Uint8Array {
   return out;
 }
 
-/** Non-zero positions (ascending) of the arrays `deserializeModel` expanded from their sparse form. */
-const expandedPositions = new WeakMap<Float32Array, Uint32Array>();
-
-/**
- * Where `array` is non-zero, when it was loaded from the sparse form (undefined otherwise: scan it). Lets a
- * caller building a sparse structure over a loaded array skip a pass over its zeros.
- */
-export function nonZeroPositions(array: Float32Array): Uint32Array | undefined {
-  return expandedPositions.get(array);
-}
-
-/** Drops the positions kept for `array` once the caller has built what it needed from them. */
-export function releaseNonZeroPositions(array: Float32Array): void {
-  expandedPositions.delete(array);
-}
-
 /** Inverse of serializeModel. Arrays are views into `bytes` when it is 8-byte aligned (else one copy). */
 export function deserializeModel(bytes: Uint8Array): Model {
   if (bytes.byteOffset % 8 !== 0) bytes = bytes.slice();
@@ -155,8 +141,6 @@ export function deserializeModel(bytes: Uint8Array): Model {
     const values = new Float32Array(bytes.buffer as ArrayBuffer, align8(at + 4 * e.nnz), e.nnz);
     const dense = new Float32Array(e.length);
     for (let p = 0; p < e.nnz; p++) dense[positions[p]!] = values[p]!;
-    // Copied out of the artifact (a view would keep its whole buffer alive).
-    expandedPositions.set(dense, positions.slice());
     return dense;
   });
   const revive = (value: unknown): unknown => {
@@ -170,7 +154,17 @@ export function deserializeModel(bytes: Uint8Array): Model {
     }
     return value;
   };
-  return revive(parsed.model) as Model;
+  return withContentRows(revive(parsed.model) as Model);
+}
+
+/**
+ * Models trained before content vectors were kept by their non-zeros hold them as one dense matrix
+ * (`{dims, vectors}`); they are converted on load, so every reader sees one shape.
+ */
+function withContentRows(model: Model): Model {
+  const legacy = model.content as unknown as { dims: number; vectors?: Float32Array } | null;
+  if (legacy?.vectors !== undefined) model.content = contentFromDense(legacy.vectors, legacy.dims);
+  return model;
 }
 
 /** Bytes held by the typed arrays of a model (its in-memory size, whatever its serialized size). */

@@ -5,7 +5,15 @@
  */
 import { unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { type AnnIndex, type AnnSpace, attachAnnIndexes, readAnnIndexFileAsync } from "../engine";
+import {
+  type AnnIndex,
+  type AnnRows,
+  type AnnSpace,
+  attachAnnIndexes,
+  contentAnnRows,
+  denseRows,
+  readAnnIndexFileAsync,
+} from "../engine";
 import type { DecodedArtifact, DecodeMessage, DecodeRequest, PlacedIndex } from "./decode-protocol";
 
 export type { DecodedArtifact } from "./decode-protocol";
@@ -21,8 +29,8 @@ export async function decodeArtifact(
   const decoded = await inWorker({ source, annFiles, temporaryDir: tmpdir() });
   const { model, ann } = decoded;
   const [factors, content] = await Promise.all([
-    readIndex(ann.factors, model.als?.itemFactors, model.als?.k, "ip"),
-    readIndex(ann.content, model.content?.vectors, model.content?.dims, "cosine"),
+    readIndex(ann.factors, model.als ? denseRows(model.als.itemFactors, model.als.k) : undefined, "ip"),
+    readIndex(ann.content, model.content ? contentAnnRows(model.content) : undefined, "cosine"),
   ]);
   attachAnnIndexes(model, { factors, content });
   return decoded;
@@ -56,13 +64,12 @@ function inWorker(request: DecodeRequest): Promise<DecodedArtifact> {
 
 async function readIndex(
   placed: PlacedIndex | null,
-  vectors: Float32Array | undefined,
-  dims: number | undefined,
+  rows: AnnRows | undefined,
   space: AnnSpace,
 ): Promise<AnnIndex | null> {
-  if (placed === null || vectors === undefined || dims === undefined) return null;
+  if (placed === null || rows === undefined) return null;
   try {
-    return await readAnnIndexFileAsync(placed.file, vectors, dims, space);
+    return await readAnnIndexFileAsync(placed.file, rows, space);
   } finally {
     if (placed.temporary) await unlink(placed.file).catch(() => {});
   }

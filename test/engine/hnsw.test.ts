@@ -5,6 +5,7 @@ import {
   type AnnIndex,
   type AnnSpace,
   buildAnnIndex,
+  denseRows,
   deserializeAnnIndex,
   exactSearch,
   loadAnnIndexFile,
@@ -46,17 +47,17 @@ describe("HNSW wrapper", () => {
 
   for (const space of ["ip", "cosine"] as AnnSpace[]) {
     test(`${space}: recall@10 ≥ 0.95 against brute force, also after serialize/load`, () => {
-      const ix = buildAnnIndex(vectors, dims, space);
+      const ix = buildAnnIndex(denseRows(vectors, dims), space);
       expect(recall(ix, queries, 10)).toBeGreaterThanOrEqual(0.95);
       const bytes = serializeAnnIndex(ix);
-      const loaded = deserializeAnnIndex(bytes, vectors, dims, space);
+      const loaded = deserializeAnnIndex(bytes, denseRows(vectors, dims), space);
       expect(loaded.index.getCurrentCount()).toBe(3000);
       expect(recall(loaded, queries, 10)).toBeGreaterThanOrEqual(0.95);
     });
   }
 
   test("filters: broad filters go through the graph, selective ones are answered exactly", () => {
-    const ix = buildAnnIndex(vectors, dims, "ip");
+    const ix = buildAnnIndex(denseRows(vectors, dims), "ip");
     const even = (i: number) => i % 2 === 0;
     expect(recall(ix, queries, 10, even)).toBeGreaterThanOrEqual(0.95);
     const rare = (i: number) => i % 500 === 3;
@@ -67,16 +68,16 @@ describe("HNSW wrapper", () => {
   });
 
   test("an index kept as its own file is written once, read in place after, and replaced when it differs", () => {
-    const ix = buildAnnIndex(vectors, dims, "ip");
+    const ix = buildAnnIndex(denseRows(vectors, dims), "ip");
     const bytes = serializeAnnIndex(ix);
     const file = join(makeTempDir("ann-file-"), "factors.hnsw");
-    const first = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    const first = loadAnnIndexFile(file, bytes, denseRows(vectors, dims), "ip");
     expect(recall(first, queries, 10)).toBeGreaterThanOrEqual(0.95);
     expect(readFileSync(file).equals(Buffer.from(bytes))).toBe(true);
     const written = statSync(file).mtimeMs;
 
     // Matching file: used as it is (not rewritten).
-    const again = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    const again = loadAnnIndexFile(file, bytes, denseRows(vectors, dims), "ip");
     expect(statSync(file).mtimeMs).toBe(written);
     expect(again.index.getCurrentCount()).toBe(3000);
 
@@ -85,20 +86,22 @@ describe("HNSW wrapper", () => {
       file,
       bytes.map((b) => b ^ 0xff),
     );
-    const repaired = loadAnnIndexFile(file, bytes, vectors, dims, "ip");
+    const repaired = loadAnnIndexFile(file, bytes, denseRows(vectors, dims), "ip");
     expect(readFileSync(file).equals(Buffer.from(bytes))).toBe(true);
     expect(recall(repaired, queries, 10)).toBeGreaterThanOrEqual(0.95);
 
     // An unwritable place still loads (through a temporary file).
     const nowhere = join(file, "cannot", "exist.hnsw");
-    expect(loadAnnIndexFile(nowhere, bytes, vectors, dims, "ip").index.getCurrentCount()).toBe(3000);
+    expect(loadAnnIndexFile(nowhere, bytes, denseRows(vectors, dims), "ip").index.getCurrentCount()).toBe(
+      3000,
+    );
   });
 
   test("zero vectors are not indexed", () => {
     const v = new Float32Array(4 * 3);
     v.set([1, 0, 0], 0);
     v.set([0, 1, 0], 6);
-    const ix = buildAnnIndex(v, 3, "cosine");
+    const ix = buildAnnIndex(denseRows(v, 3), "cosine");
     expect(ix.index.getCurrentCount()).toBe(2);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { buildContentVectors, contentRow } from "../../src/engine/content";
 import type { Model } from "../../src/engine/model";
-import { deserializeModel, nonZeroPositions, serializeModel } from "../../src/engine/serialize";
-import { sparseRows } from "../../src/modules/recommendations/serving/vector-rows";
+import { deserializeModel, serializeModel } from "../../src/engine/serialize";
 
 /** A stand-in model: the format stores any tree of plain values and typed arrays. */
 function modelWith(arrays: Record<string, unknown>): Model {
@@ -19,7 +19,7 @@ describe("model format", () => {
     const sparse = mostlyZeros(256_000, 25);
     const dense = Float32Array.from({ length: 10_000 }, (_, i) => i + 0.5);
     const model = modelWith({
-      content: { vectors: sparse, dims: 256 },
+      mostly: { zeros: sparse, dims: 256 },
       dense,
       ints: Int32Array.from([1, 2, 3]),
     });
@@ -27,29 +27,36 @@ describe("model format", () => {
     // About 8 bytes per non-zero instead of 4 bytes per value.
     expect(bytes.byteLength).toBeLessThan(sparse.byteLength / 2 + dense.byteLength + 4096);
     const back = deserializeModel(bytes) as unknown as {
-      content: { vectors: Float32Array; dims: number };
+      mostly: { zeros: Float32Array; dims: number };
       dense: Float32Array;
       ints: Int32Array;
     };
-    expect(back.content.vectors).toEqual(sparse);
-    expect(back.content.dims).toBe(256);
+    expect(back.mostly.zeros).toEqual(sparse);
+    expect(back.mostly.dims).toBe(256);
     expect(back.dense).toEqual(dense);
     expect(back.ints).toEqual(Int32Array.from([1, 2, 3]));
     expect(serializeModel(back as unknown as Model)).toEqual(bytes);
   });
 
-  test("a loaded sparse array knows its non-zero positions; its rows read through them equal a full scan", () => {
-    const sparse = mostlyZeros(256_000, 25);
-    const back = deserializeModel(serializeModel(modelWith({ content: { vectors: sparse, dims: 256 } })));
-    const loaded = (back as unknown as { content: { vectors: Float32Array } }).content.vectors;
-    const expected = Uint32Array.from(sparse.keys()).filter((i) => sparse[i] !== 0);
-    expect(nonZeroPositions(loaded)).toEqual(expected);
-    expect(nonZeroPositions(sparse)).toBeUndefined();
-    const viaPositions = sparseRows(loaded, 1000, 256);
-    const viaScan = sparseRows(sparse, 1000, 256);
-    expect(viaPositions).not.toBeNull();
-    expect(viaPositions).toEqual(viaScan);
-    expect(viaScan!.indptr[1000]).toBe(expected.length);
+  test("content vectors stored whole by models trained before are read as rows of non-zeros", () => {
+    const items = Array.from({ length: 300 }, (_, i) => ({
+      name: `item ${i % 17} colour ${i % 5}`,
+      categoryPath: `c${i % 9}`,
+      brand: `b${i % 4}`,
+    }));
+    const content = buildContentVectors(items, items.length, { dims: 64 });
+    const dense = new Float32Array(items.length * 64);
+    for (let i = 0; i < items.length; i++) contentRow(content, i, dense.subarray(i * 64, (i + 1) * 64));
+    // Large and mostly zeros: written by its non-zeros (format 2).
+    expect(
+      deserializeModel(serializeModel(modelWith({ content: { dims: 64, vectors: dense } }))).content,
+    ).toEqual(content);
+    // Small: written raw, as format 1 wrote every array.
+    const head = dense.slice(0, 64 * 50);
+    const raw = deserializeModel(serializeModel(modelWith({ content: { dims: 64, vectors: head } })));
+    expect(raw.content!.indptr).toEqual(content.indptr.subarray(0, 51));
+    expect(raw.content!.indices).toEqual(content.indices.subarray(0, content.indptr[50]!));
+    expect(raw.content!.data).toEqual(content.data.subarray(0, content.indptr[50]!));
   });
 
   test("small or dense arrays stay raw, and an all-zero array survives", () => {

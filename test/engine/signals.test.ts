@@ -1,15 +1,26 @@
 import { describe, expect, test } from "bun:test";
 import { buildCategoryIndex, findCategory } from "../../src/engine/categories";
-import { buildContentVectors } from "../../src/engine/content";
+import {
+  buildContentVectors,
+  type ContentVectors,
+  contentDot,
+  contentRow,
+  contentRowsDot,
+} from "../../src/engine/content";
 import { buildCooccurrence } from "../../src/engine/cooccurrence";
 import { computePopularity } from "../../src/engine/popularity";
 import { EventType } from "../../src/engine/types";
 import { eventWeights } from "../../src/engine/weighting";
 import { interactionsFrom } from "./helpers";
 
-const cos = (v: Float32Array, d: number, a: number, b: number) => {
+/** Two items' cosine from their rows written whole, checked against the sparse product. */
+const cos = (v: ContentVectors, a: number, b: number) => {
+  const x = contentRow(v, a, new Float32Array(v.dims));
+  const y = contentRow(v, b, new Float32Array(v.dims));
   let s = 0;
-  for (let t = 0; t < d; t++) s += v[a * d + t]! * v[b * d + t]!;
+  for (let t = 0; t < v.dims; t++) s += x[t]! * y[t]!;
+  expect(contentRowsDot(v, a, b)).toBeCloseTo(s, 6);
+  expect(contentDot(v, b, x)).toBeCloseTo(s, 6);
   return s;
 };
 
@@ -70,10 +81,17 @@ describe("content vectors", () => {
       {},
     ];
     const v = buildContentVectors(items, items.length, { dims: 256 });
-    expect(cos(v, 256, 0, 0)).toBeCloseTo(1, 5);
-    expect(cos(v, 256, 0, 1)).toBeGreaterThan(cos(v, 256, 0, 2));
-    expect(cos(v, 256, 0, 3)).toBeGreaterThan(cos(v, 256, 0, 2));
-    expect(cos(v, 256, 4, 4)).toBe(0);
+    expect(cos(v, 0, 0)).toBeCloseTo(1, 5);
+    expect(cos(v, 0, 1)).toBeGreaterThan(cos(v, 0, 2));
+    expect(cos(v, 0, 3)).toBeGreaterThan(cos(v, 0, 2));
+    expect(cos(v, 4, 4)).toBe(0);
+    // Rows hold their non-zeros only, in ascending dimension order.
+    expect(v.indptr[5]! - v.indptr[4]!).toBe(0);
+    for (let i = 0; i < 4; i++) {
+      for (let p = v.indptr[i]! + 1; p < v.indptr[i + 1]!; p++)
+        expect(v.indices[p]!).toBeGreaterThan(v.indices[p - 1]!);
+      for (let p = v.indptr[i]!; p < v.indptr[i + 1]!; p++) expect(v.data[p]).not.toBe(0);
+    }
   });
 });
 

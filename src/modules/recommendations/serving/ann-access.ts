@@ -4,7 +4,14 @@
  * e.g. by a low `candidateMinItems`), plus a plain top-k search without a JS filter callback (eligibility is
  * checked afterwards on the few items returned, which is far cheaper than a callback per visited node).
  */
-import { type AnnIndex, annIndexes, buildAnnIndex, type Neighbours } from "../../../engine";
+import {
+  type AnnIndex,
+  annIndexes,
+  buildAnnIndex,
+  contentAnnRows,
+  denseRows,
+  type Neighbours,
+} from "../../../engine";
 import type { EngineModel } from "../../../training/engine-api";
 
 /**
@@ -22,7 +29,9 @@ export function factorIndex(model: EngineModel): AnnIndex | null {
   built.set(model, cache);
   if (cache.factors === undefined) {
     cache.factors =
-      model.nItems <= BUILD_MAX_ITEMS ? buildAnnIndex(model.als.itemFactors, model.als.k, "ip") : null;
+      model.nItems <= BUILD_MAX_ITEMS
+        ? buildAnnIndex(denseRows(model.als.itemFactors, model.als.k), "ip")
+        : null;
   }
   return cache.factors;
 }
@@ -34,9 +43,7 @@ export function contentIndex(model: EngineModel): AnnIndex | null {
   built.set(model, cache);
   if (cache.content === undefined) {
     cache.content =
-      model.nItems <= BUILD_MAX_ITEMS
-        ? buildAnnIndex(model.content.vectors, model.content.dims, "cosine")
-        : null;
+      model.nItems <= BUILD_MAX_ITEMS ? buildAnnIndex(contentAnnRows(model.content), "cosine") : null;
   }
   return cache.content;
 }

@@ -4,7 +4,7 @@
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
 import type { Database } from "../../../db/client";
-import { DAYPARTS } from "../../../engine";
+import { addContentRow, contentDot, contentRow, contentRowsDot, DAYPARTS } from "../../../engine";
 import { foldInUser } from "../../../engine/fold-in";
 import { type RankWeights, tunedWeights } from "../../../engine/ranking/blend";
 import { type ServingTuning, useCandidates } from "../../../engine/ranking/candidates";
@@ -18,7 +18,7 @@ import type { EngineModel } from "../../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
 import { KnownScores } from "./known-scores";
 import { snapshotTable } from "./snapshot-table";
-import { dot, rowDot, type SparseRows, sparseRows, vectorLength } from "./vector-rows";
+import { dot, rowDot, vectorLength } from "./vector-rows";
 import type { ServingView } from "./view";
 
 /** The recommender's view of a snapshot, kept (and counted) in the snapshot's own derived state. */
@@ -56,7 +56,6 @@ class EngineSignals implements ModelSignals {
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
   private readonly similarCache = new LruMap<number, ScoredItems>();
   private readonly dayparts: (Float32Array | undefined)[] = [];
-  private contentRows: SparseRows | null | undefined;
   private itemMarks: Uint8Array | undefined;
 
   constructor(
@@ -124,54 +123,31 @@ class EngineSignals implements ModelSignals {
     const model = this.model;
     const c = model.content;
     if (!c) return null;
-    const sparse = this.sparseContent();
     const profile = new Float32Array(c.dims);
     for (let h = 0; h < history.items.length; h++) {
       const it = history.items[h]!;
       if (it < 0 || it >= model.nItems) continue;
-      const w = history.weights[h]!;
-      if (sparse) {
-        for (let p = sparse.indptr[it]!; p < sparse.indptr[it + 1]!; p++)
-          profile[sparse.indices[p]!]! += w * sparse.data[p]!;
-      } else {
-        const o = it * c.dims;
-        for (let d = 0; d < c.dims; d++) profile[d]! += w * c.vectors[o + d]!;
-      }
+      addContentRow(c, it, history.weights[h]!, profile);
     }
-    const score = sparse
-      ? (i: number) => {
-          let sum = 0;
-          for (let p = sparse.indptr[i]!; p < sparse.indptr[i + 1]!; p++)
-            sum += profile[sparse.indices[p]!]! * sparse.data[p]!;
-          return sum;
-        }
-      : (i: number) => dot(profile, c.vectors, i * c.dims, c.dims);
+    const score = (i: number) => contentDot(c, i, profile);
     // Item vectors are unit length (or zero and left out of the index): a dot product with the profile is
     // the index's cosine times the profile's length.
     const known = new KnownScores();
-    const scoreInto = sparse
-      ? (items: Int32Array, out: Float32Array) => {
-          const { indptr, indices, data } = sparse;
-          for (let q = 0; q < items.length; q++) out[q] = known.get(items[q]!);
-          // As for the factors: the scattered row starts, then the rows, are touched before the sums.
-          let touched = 0;
-          for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) touched += indptr[items[q]!]!;
-          for (let q = 0; q < items.length; q++) {
-            if (Number.isNaN(out[q]!)) touched += indices[indptr[items[q]!]!]! + data[indptr[items[q]!]!]!;
-          }
-          touch.sink = touched;
-          for (let q = 0; q < items.length; q++) {
-            if (!Number.isNaN(out[q]!)) continue;
-            const i = items[q]!;
-            let sum = 0;
-            for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
-            out[q] = sum;
-          }
-        }
-      : undefined;
+    const scoreInto = (items: Int32Array, out: Float32Array) => {
+      const { indptr, indices, data } = c;
+      for (let q = 0; q < items.length; q++) out[q] = known.get(items[q]!);
+      // As for the factors: the scattered row starts, then the rows, are touched before the sums.
+      let touched = 0;
+      for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) touched += indptr[items[q]!]!;
+      for (let q = 0; q < items.length; q++) {
+        if (Number.isNaN(out[q]!)) touched += indices[indptr[items[q]!]!]! + data[indptr[items[q]!]!]!;
+      }
+      touch.sink = touched;
+      for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) out[q] = score(items[q]!);
+    };
     return {
       score,
-      ...(scoreInto ? { scoreInto } : {}),
+      scoreInto,
       top: (k) => {
         const ix = contentIndex(model);
         if (ix === null) return this.scanTop("content", score, k);
@@ -190,8 +166,6 @@ class EngineSignals implements ModelSignals {
     let sum = (this.buffers.collab?.byteLength ?? 0) + (this.buffers.content?.byteLength ?? 0);
     sum += this.factorNorms?.byteLength ?? 0;
     for (const d of this.dayparts) sum += d?.byteLength ?? 0;
-    const rows = this.contentRows;
-    if (rows) sum += rows.indptr.byteLength + rows.indices.byteLength + rows.data.byteLength;
     sum += this.itemMarks?.byteLength ?? 0;
     for (const [, found] of this.similarCache.entries())
       sum += 64 + found.items.byteLength + found.scores.byteLength;
@@ -212,10 +186,13 @@ class EngineSignals implements ModelSignals {
 
   private findSimilar(item: number, k: number): ScoredItems {
     const n = this.model.nItems;
-    const pool = useCandidates(n, this.tuning) ? this.similarPool(item, k + 20) : null;
+    // The item's content row written whole once: each candidate's cosine is then a pass over its non-zeros.
+    const content = this.model.content;
+    const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
+    const pool = useCandidates(n, this.tuning) ? this.similarPool(item, row, k + 20) : null;
     if (pool === null) {
       const scores = new Float32Array(n);
-      for (let i = 0; i < n; i++) scores[i] = this.similarity(item, i);
+      for (let i = 0; i < n; i++) scores[i] = this.similarity(item, row, i);
       scores[item] = Number.NEGATIVE_INFINITY;
       const top = topK(scores, k);
       const topScores = new Float32Array(top.length);
@@ -226,7 +203,7 @@ class EngineSignals implements ModelSignals {
     const scores = new Float32Array(pool.length);
     for (let j = 0; j < pool.length; j++) {
       const i = pool[j]!;
-      scores[j] = i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, i);
+      scores[j] = i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, row, i);
     }
     const top = topK(scores, k);
     const items = new Int32Array(top.length);
@@ -270,11 +247,14 @@ class EngineSignals implements ModelSignals {
     }
     const content = this.model.content;
     if (!content) return null;
-    return rowDot(content.vectors, a * content.dims, content.vectors, b * content.dims, content.dims);
+    return contentRowsDot(content, a, b);
   }
 
-  /** Taste cosine and content cosine of two items, blended as "similar items" ranks them. */
-  private similarity(item: number, i: number): number {
+  /**
+   * Taste cosine and content cosine of two items, blended as "similar items" ranks them; `row` is `item`'s
+   * content row written whole.
+   */
+  private similarity(item: number, row: Float32Array | null, i: number): number {
     const als = this.model.als;
     const content = this.model.content;
     let s = 0;
@@ -285,25 +265,13 @@ class EngineSignals implements ModelSignals {
         s += ((content ? TASTE_SHARE : 1) * cos) / (norms[item]! * norms[i]!);
       }
     }
-    if (content) {
-      // Content vectors are L2-normalised: the dot product is the cosine. Over the other item's non-zeros
-      // (a handful of hashed tokens) when the vectors are sparse.
-      const sparse = this.sparseContent();
-      let cos = 0;
-      if (sparse) {
-        const o = item * content.dims;
-        for (let p = sparse.indptr[i]!; p < sparse.indptr[i + 1]!; p++)
-          cos += sparse.data[p]! * content.vectors[o + sparse.indices[p]!]!;
-      } else {
-        cos = rowDot(content.vectors, item * content.dims, content.vectors, i * content.dims, content.dims);
-      }
-      s += (als ? 1 - TASTE_SHARE : 1) * cos;
-    }
+    // Content vectors are L2-normalised: the dot product of the two rows is the cosine.
+    if (content && row) s += (als ? 1 - TASTE_SHARE : 1) * contentDot(content, i, row);
     return s;
   }
 
   /** Neighbour candidates from the HNSW indexes (taste and content), or null when there are none to ask. */
-  private similarPool(item: number, k: number): Int32Array | null {
+  private similarPool(item: number, row: Float32Array | null, k: number): Int32Array | null {
     const model = this.model;
     const factors = model.als ? factorIndex(model) : null;
     const content = model.content ? contentIndex(model) : null;
@@ -313,14 +281,7 @@ class EngineSignals implements ModelSignals {
         ? annTop(factors, model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k), k)
             .items
         : EMPTY;
-    const near =
-      content && model.content
-        ? annTop(
-            content,
-            model.content.vectors.subarray(item * model.content.dims, (item + 1) * model.content.dims),
-            k,
-          ).items
-        : EMPTY;
+    const near = content && row ? annTop(content, row, k).items : EMPTY;
     // The union, first-seen order, through a per-item mark (a Set of a few hundred numbers costs more).
     const marks = this.marks();
     const out = new Int32Array(taste.length + near.length);
@@ -356,20 +317,6 @@ class EngineSignals implements ModelSignals {
     const out = this.buffer(name);
     for (let i = 0; i < out.length; i++) out[i] = score(i);
     return topK(out, k);
-  }
-
-  /**
-   * Content vectors hold a handful of hashed tokens each (about 10 of 256 dims for product names): scoring
-   * candidates over the non-zeros only is an order of magnitude less arithmetic. Built once per snapshot;
-   * null when the vectors are dense enough that the plain dot product is as fast.
-   */
-  private sparseContent(): SparseRows | null {
-    if (this.contentRows !== undefined) return this.contentRows;
-    const c = this.model.content;
-    this.contentRows = null;
-    if (!c || c.dims > 65_535) return null;
-    this.contentRows = sparseRows(c.vectors, this.model.nItems, c.dims);
-    return this.contentRows;
   }
 
   private norms(): Float32Array {
