@@ -78,8 +78,19 @@ function rowsOf<T>(result: unknown): T[] {
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
+/**
+ * The embedded database's page cache. It is resident from start-up whatever the data's size: Postgres's
+ * default of 128 MB made an empty service 317 MiB, 64 MB makes it about 250 MiB. Pages beyond it are read
+ * from the operating system's file cache; the shop mix ran as fast on the 20k-product tenant, and within
+ * the noise (about 5% slower) on the 100k-product one.
+ */
+const EMBEDDED_SHARED_BUFFERS = "64MB";
+
 async function openPglite(dataDir: string): Promise<Database> {
-  const client = await PGlite.create(dataDir, await pgliteAssets());
+  const client = await PGlite.create(dataDir, {
+    ...(await pgliteAssets()),
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+  });
   // In this order, drizzle's identical per-query parsers are left out before either path sees them.
   prepareStatements(client);
   skipDefaultParserMerge(client);
