@@ -234,7 +234,6 @@ async function readAccount(
     const chunk = parseChunk(lines);
     if (chunk === null) return false;
     for (const row of users) g.users.set(row.external_id, storedUser(row, chunk));
-    console.error();
     if (users.length < want) return true;
     after = hi;
     const perUser = Math.max(1, lines.length) / users.length;
