@@ -143,7 +143,13 @@ class EngineSignals implements ModelSignals {
         if (Number.isNaN(out[q]!)) touched += indices[indptr[items[q]!]!]! + data[indptr[items[q]!]!]!;
       }
       touch.sink = touched;
-      for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) out[q] = score(items[q]!);
+      for (let q = 0; q < items.length; q++) {
+        if (!Number.isNaN(out[q]!)) continue;
+        const i = items[q]!;
+        let sum = 0;
+        for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
+        out[q] = sum;
+      }
     };
     return {
       score,
