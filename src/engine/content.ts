@@ -145,7 +145,7 @@ export function buildContentVectors(
         indices = grownIndices;
         data = grownData;
       }
-      for (let d = 0; d < dims && inv > 0; d++) {
+      for (let d = 0; d < dims; d++) {
         if (row[d] === 0) continue;
         indices[nnz] = d;
         data[nnz++] = row[d]! * inv;
@@ -200,10 +200,7 @@ export function contentAnnRows(c: ContentVectors): AnnRows {
   return { n: c.indptr.length - 1, dims: c.dims, row: (item, into) => contentRow(c, item, into) };
 }
 
-/**
- * Content vectors as models trained before they were kept by their non-zeros stored them: one dense
- * row-major matrix.
- */
+/** Rows of non-zeros from one dense row-major matrix, the form in which earlier models stored them. */
 export function contentFromDense(vectors: Float32Array, dims: number): ContentVectors {
   const n = Math.floor(vectors.length / dims);
   const indptr = new Int32Array(n + 1);
