@@ -72,11 +72,39 @@ function sparseParts(a: Float32Array, nnz: number): [Uint32Array, Float32Array] 
 
 const align8 = (n: number) => (n + 7) & ~7;
 
+/** A mostly-zero Float32Array given by its non-zeros, written in the sparse form without being made whole. */
+class SparseFloat32 {
+  constructor(
+    readonly length: number,
+    readonly positions: Uint32Array,
+    readonly values: Float32Array,
+  ) {}
+}
+
+/**
+ * The model as written: besides their rows of non-zeros, the content vectors are also written in the form
+ * the previous release reads (`vectors`, the dense matrix, stored by its non-zeros, about 8 bytes each), so
+ * that its processes can serve models trained by this one during a rolling upgrade or after a rollback.
+ * Readers of this release skip it.
+ */
+function withPreviousContentForm(model: Model): Model {
+  // Any tree of values can be written (tests write stand-ins): only rows of non-zeros are given the form.
+  const c = model.content as Model["content"] | undefined;
+  // Past 2^32 values the previous form cannot be addressed (nor held by the previous release).
+  if (!c?.indptr || (c.indptr.length - 1) * c.dims > 0xffff_ffff) return model;
+  const positions = new Uint32Array(c.data.length);
+  for (let i = 0; i + 1 < c.indptr.length; i++) {
+    for (let p = c.indptr[i]!; p < c.indptr[i + 1]!; p++) positions[p] = i * c.dims + c.indices[p]!;
+  }
+  const vectors = new SparseFloat32((c.indptr.length - 1) * c.dims, positions, c.data);
+  return { ...model, content: { ...c, vectors } as Model["content"] };
+}
+
 export function serializeModel(model: Model): Uint8Array {
-  const arrays: Typed[] = [];
-  const header = JSON.stringify(model, (_key, value: unknown) => {
-    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      arrays.push(value as Typed);
+  const arrays: (Typed | SparseFloat32)[] = [];
+  const header = JSON.stringify(withPreviousContentForm(model), (_key, value: unknown) => {
+    if ((ArrayBuffer.isView(value) && !(value instanceof DataView)) || value instanceof SparseFloat32) {
+      arrays.push(value as Typed | SparseFloat32);
       return { $a: arrays.length - 1 } satisfies ArrayRef;
     }
     return value;
@@ -85,6 +113,12 @@ export function serializeModel(model: Model): Uint8Array {
   const chunks: Typed[][] = [];
   let offset = 0;
   for (const a of arrays) {
+    if (a instanceof SparseFloat32) {
+      entries.push({ type: "Float32Array", offset, length: a.length, nnz: a.values.length });
+      chunks.push([a.positions, a.values]);
+      offset = align8(align8(offset + a.positions.byteLength) + a.values.byteLength);
+      continue;
+    }
     const type = a.constructor.name as CtorName;
     const nnz = a instanceof Float32Array && a.length >= SPARSE_MIN_LENGTH ? countNonZero(a) : -1;
     if (nnz >= 0 && nnz <= a.length * SPARSE_MAX_DENSITY) {
@@ -131,7 +165,9 @@ export function deserializeModel(bytes: Uint8Array): Model {
     arrays: ArrayEntry[];
   };
   const dataStart = bytes.byteOffset + align8(12 + headerLength);
-  const arrays = parsed.arrays.map((e) => {
+  const skipped = previousContentForm(parsed.model);
+  const arrays = parsed.arrays.map((e, index) => {
+    if (index === skipped) return null;
     const Ctor = CTORS[e.type];
     if (!Ctor) throw new Error(`unknown array type ${e.type}`);
     if (e.nnz === undefined) return new Ctor(bytes.buffer as ArrayBuffer, dataStart + e.offset, e.length);
@@ -157,13 +193,29 @@ export function deserializeModel(bytes: Uint8Array): Model {
   return withContentRows(revive(parsed.model) as Model);
 }
 
+/** The array holding the content vectors' previous form when the rows of non-zeros are there too. */
+function previousContentForm(model: unknown): number | undefined {
+  const content = (model as { content?: { indptr?: unknown; vectors?: Partial<ArrayRef> } | null }).content;
+  return content?.indptr !== undefined ? content.vectors?.$a : undefined;
+}
+
 /**
  * Models trained before content vectors were kept by their non-zeros hold them as one dense matrix
- * (`{dims, vectors}`); they are converted on load, so every reader sees one shape.
+ * (`{dims, vectors}`): they are converted on load. Later ones carry that form beside the rows for earlier
+ * readers (see `withPreviousContentForm`), dropped here. Every reader sees one shape.
  */
 function withContentRows(model: Model): Model {
-  const legacy = model.content as unknown as { dims: number; vectors?: Float32Array } | null;
-  if (legacy?.vectors !== undefined) model.content = contentFromDense(legacy.vectors, legacy.dims);
+  const stored = model.content as unknown as
+    | {
+        dims: number;
+        indptr?: Int32Array;
+        vectors?: Float32Array | null;
+      }
+    | null
+    | undefined;
+  if (!stored) return model;
+  if (stored.indptr !== undefined) delete stored.vectors;
+  else if (stored.vectors) model.content = contentFromDense(stored.vectors, stored.dims);
   return model;
 }
 

@@ -59,6 +59,29 @@ describe("model format", () => {
     expect(raw.content!.data).toEqual(content.data.subarray(0, content.indptr[50]!));
   });
 
+  test("content rows load back as they were, and the previous release's reader finds its dense matrix", () => {
+    const items = Array.from({ length: 400 }, (_, i) => ({ name: `thing ${i % 23}`, brand: `b${i % 6}` }));
+    const content = buildContentVectors(items, items.length, { dims: 64 });
+    const bytes = serializeModel(modelWith({ content }));
+    const back = deserializeModel(bytes);
+    expect(back.content).toEqual(content);
+    expect(Object.keys(back.content!).sort()).toEqual(["data", "dims", "indices", "indptr"]);
+    // As the previous release read it: every array made whole from the header's entries, no conversion.
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    const headerLength = view.getUint32(8, true);
+    const { model, arrays } = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+    const entry = arrays[model.content.vectors.$a];
+    const at = bytes.byteOffset + ((12 + headerLength + 7) & ~7) + entry.offset;
+    const positions = new Uint32Array(bytes.buffer, at, entry.nnz);
+    const values = new Float32Array(bytes.buffer, (at + 4 * entry.nnz + 7) & ~7, entry.nnz);
+    const dense = new Float32Array(entry.length);
+    for (let p = 0; p < entry.nnz; p++) dense[positions[p]!] = values[p]!;
+    expect(model.content.dims).toBe(64);
+    for (let i = 0; i < items.length; i++) {
+      expect(dense.subarray(i * 64, (i + 1) * 64)).toEqual(contentRow(content, i, new Float32Array(64)));
+    }
+  });
+
   test("small or dense arrays stay raw, and an all-zero array survives", () => {
     const model = modelWith({
       small: new Float32Array(100),
