@@ -16,6 +16,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { BUILT_IN_PLANS } from "../../src/modules/plans/catalog";
 import { childEnv, type ServerProcess, startServer } from "../deploy/support/server-process";
 import { makeTempDir } from "../helpers/temp-dirs";
+import { dropStaleNetworkEvents } from "./support/harness";
 
 const CHROMIUM = "/usr/bin/chromium";
 const inCi = process.env.CI === "true" || process.env.CI === "1";
@@ -120,6 +121,7 @@ beforeAll(async () => {
     // Root in a container has no user namespaces for Chromium's sandbox.
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
   });
+  dropStaleNetworkEvents(browser);
   context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
   page = await context.newPage();
