@@ -5,6 +5,8 @@
  * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
+ * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
+ * rate instead of as fast as the service answers).
  */
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -191,6 +193,7 @@ if (mode === "seed") {
     durationSeconds: Number(secondsArg),
     maxRequests: 1e9,
     once,
+    ...(process.env.THINK_MS === undefined ? {} : { thinkMs: Number(process.env.THINK_MS) }),
   });
   const measuredTo = (Date.now() - spawned) / 1000;
   console.log(

@@ -16,6 +16,11 @@ export interface LoadOptions {
   maxRequests: number;
   /** Send each request once and stop (first requests of users never seen); wrk only. */
   once?: boolean;
+  /**
+   * Each connection waits this long on average (exponentially distributed) before each request, so the
+   * service is offered a steady rate below what it can take, as a shop's traffic is; wrk only.
+   */
+  thinkMs?: number;
   /** Force autocannon even where wrk is installed. */
   generator?: "autocannon";
 }

@@ -24,6 +24,8 @@ local reqs = {}
 local n = 0
 local i = 0
 local once = false
+-- Read when the script loads: wrk decides then whether the script paces its requests.
+local think = tonumber(os.getenv("WRK_THINK_MS")) or 0
 
 function init(args)
   local file = args[1]
@@ -64,6 +66,12 @@ function request()
     end
   end
   return reqs[i]
+end
+
+if think > 0 then
+  function delay()
+    return math.floor(-math.log(1 - math.random()) * think + 0.5)
+  end
 end
 
 function done(summary, latency, requests)
@@ -109,7 +117,11 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
         String(threads),
         options.once ? "once" : "cycle",
       ],
-      { stdout: "pipe", stderr: "pipe" },
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, WRK_THINK_MS: String(options.thinkMs ?? 0) },
+      },
     );
     let stdout = "";
     const readStdout = (async () => {
