@@ -4,6 +4,7 @@
  * which what was shown is logged (batched, off the hot path; for the end user when there is one, who must
  * still exist) for export, erasure and online evaluation; and the response is counted in the account's usage.
  */
+import { attached } from "../../shared/attached";
 import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
 import type { RankedPage, RecommendationPage } from "./schemas";
@@ -20,7 +21,7 @@ export interface RespondDeps {
  * The JSON text of each rendered body, made once with the page: a page served again from the page cache is
  * sent as that text (see `preRenderedJson`) instead of being serialised again for every response.
  */
-const jsonOfBody = new WeakMap<object, string>();
+const jsonOfBody = attached<object, string>("rendered JSON");
 
 /** The JSON text of a body `renderPage` made, for the route's response mapping; undefined for anything else. */
 export function preRenderedJson(value: unknown): string | undefined {

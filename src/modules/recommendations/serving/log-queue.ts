@@ -10,6 +10,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import { numberArray, textArray } from "../../../db/pg-array";
+import { attached } from "../../../shared/attached";
 import type { Logger } from "../../../shared/logger";
 
 export interface RecommendationLogEntry {
@@ -194,7 +195,7 @@ export class RecommendationLogQueue {
  */
 const nullableText = (value: number | null): string | null => (value === null ? null : String(value));
 
-const listJson = new WeakMap<readonly string[], string>();
+const listJson = attached<readonly string[], string>("item list JSON");
 
 interface LabelColumns {
   endpoint: string[];

@@ -8,6 +8,7 @@
 import { denseHistory, type TypedHistory } from "../../../engine/ranking/components";
 import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
 import type { ModelSignals, SignalQuery } from "../../../engine/ranking/signals";
+import { attached } from "../../../shared/attached";
 import type { UserHistory } from "./history-cache";
 import type { ItemTable } from "./item-table";
 
@@ -28,7 +29,7 @@ export interface UserSignals {
   content(): SignalQuery | null;
 }
 
-const memos = new WeakMap<UserHistory, Memo>();
+const memos = attached<UserHistory, Memo>("user memo");
 /**
  * Distinct `k` values kept per query (requests differ only by page size and filter share). Each list is a
  * few hundred ints, and the query keeps the widest one's similarities (known-scores.ts, 8 bytes an item),
