@@ -14,7 +14,7 @@ export interface AppEvents {
   readonly productsChanged: EventBus<ProductsChanged>;
   /** An end user was erased, here or (through the NOTIFY bridge) in another process. */
   readonly endUserErased: EventBus<EndUserErased>;
-  /** An end user's profile changed in this process. */
+  /** An end user was created, or their profile changed, in this process. */
   readonly endUserUpdated: EventBus<EndUserUpdated>;
 }
 

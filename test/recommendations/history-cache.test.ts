@@ -1,8 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
+import { EMBEDDED_STORE_TTL_MS, HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
 import { sharedTestContext } from "../helpers/context";
-import { catalogue, createShop, interact } from "./fixtures";
+import { catalogue, createEndUser, createShop, interact } from "./fixtures";
+
+const writeBehindTheCache = (accountId: number, externalUserId: string, externalProductId: string) => sql`
+  insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+  select ${accountId}, u.id, p.id, 'PURCHASE', 1, now()
+  from end_users u, products p
+  where u.account_id = ${accountId} and u.external_id = ${externalUserId}
+    and p.account_id = ${accountId} and p.external_id = ${externalProductId}`;
 
 describe("end-user history cache", () => {
   test("a history read again after its TTL keeps its object while unchanged, and is replaced once it changed", async () => {
@@ -20,12 +27,7 @@ describe("end-user history cache", () => {
     expect(reread).toBe(first);
 
     // Written behind this cache's back (as another process would), so only the TTL brings it in.
-    await ctx.deps.database.rows(sql`
-      insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
-      select ${tenant.accountId}, u.id, p.id, 'PURCHASE', 1, now()
-      from end_users u, products p
-      where u.account_id = ${tenant.accountId} and u.external_id = 'steady'
-        and p.account_id = ${tenant.accountId} and p.external_id = 'p2'`);
+    await ctx.deps.database.rows(writeBehindTheCache(tenant.accountId, "steady", "p2"));
     expect(await cache.get(tenant.accountId, "steady")).toBe(first);
     now += 31_000;
     const changed = await cache.get(tenant.accountId, "steady");
@@ -88,5 +90,59 @@ describe("end-user history cache", () => {
     const other = await cache.get(b.tenant.accountId, "shared-name");
     expect(other.endUserId).toBeNull();
     expect(other.events).toEqual([]);
+  });
+
+  test("with the embedded store's TTL a history is read again after ten minutes, not thirty seconds", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(4));
+    await interact(ctx, tenant, "owned", "p1");
+    let now = 1_000_000;
+    const cache = new HistoryCache(
+      ctx.deps.database,
+      () => now,
+      () => undefined,
+      {
+        ttlMs: EMBEDDED_STORE_TTL_MS,
+      },
+    );
+    const first = await cache.get(tenant.accountId, "owned");
+    await ctx.deps.database.rows(writeBehindTheCache(tenant.accountId, "owned", "p2"));
+    now += 31_000;
+    expect(await cache.get(tenant.accountId, "owned")).toBe(first);
+    now += EMBEDDED_STORE_TTL_MS;
+    const changed = await cache.get(tenant.accountId, "owned");
+    expect(changed.events.map((e) => e.externalProductId)).toEqual(["p2", "p1"]);
+  });
+
+  test("creating an end user, or changing their profile by bulk ingestion, drops their cached history", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(4));
+    const histories = ctx.deps.recommendations.histories;
+    expect((await histories.get(tenant.accountId, "latecomer")).endUserId).toBeNull();
+    await createEndUser(ctx, tenant, { externalId: "latecomer", preferredCategories: ["books"] });
+    expect(histories.loaded(tenant.accountId, "latecomer")).toBeUndefined();
+    const created = await histories.get(tenant.accountId, "latecomer");
+    expect(created.endUserId).not.toBeNull();
+    expect(created.preferredCategories).toEqual(["books"]);
+
+    const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", {
+      apiKey: tenant.apiKey,
+      body: { users: [{ externalId: "latecomer", preferredCategories: ["garden"], priceRangeMax: 50 }] },
+    });
+    expect(accepted.status).toBe(202);
+    const deadline = Date.now() + 30_000;
+    let job = accepted;
+    while (Date.now() < deadline) {
+      job = await ctx.request("GET", `/api/v1/ingestion/batch/${accepted.body.jobId}`, {
+        apiKey: tenant.apiKey,
+      });
+      if (job.body.status !== "processing") break;
+      await Bun.sleep(50);
+    }
+    expect(job.body.status).toBe("completed");
+    expect(histories.loaded(tenant.accountId, "latecomer")).toBeUndefined();
+    const ingested = await histories.get(tenant.accountId, "latecomer");
+    expect(ingested.preferredCategories).toEqual(["garden"]);
+    expect(ingested.priceRangeMax).toBe(50);
   });
 });

@@ -73,6 +73,23 @@ describe("POST /api/v1/sandbox/quick-start", () => {
   );
 
   test(
+    "a demo end user asked for before the quick-start is read again after it",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      const demoUser = generateDemoData(tenant.accountId).endUsers[0]!.externalId;
+      const histories = ctx.deps.recommendations.histories;
+      expect((await histories.get(tenant.accountId, demoUser)).endUserId).toBeNull();
+      const res = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });
+      expect(res.status).toBe(200);
+      expect(histories.loaded(tenant.accountId, demoUser)).toBeUndefined();
+      const read = await histories.get(tenant.accountId, demoUser);
+      expect(read.endUserId).not.toBeNull();
+      expect(read.events.length).toBeGreaterThan(0);
+    },
+    SLOW,
+  );
+
+  test(
     "a second quick-start answers 409 CONFLICT until the sandbox is reset",
     async () => {
       const tenant = await registerTenant(ctx);

@@ -1,3 +1,4 @@
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { endUsers } from "../../db/schema";
 import { AppError, validationError } from "../../shared/errors";
@@ -17,14 +18,21 @@ export function priceRangeProblem(input: {
     : undefined;
 }
 
-/** Creates an end user; an externalId already in use answers 409 CONFLICT (bulk ingestion upserts instead). */
+/**
+ * Creates an end user; an externalId already in use answers 409 CONFLICT (bulk ingestion upserts instead).
+ * Announced as an update: an answer given before for that id was for nobody, and is asked again.
+ */
 export async function createEndUser({
   ctx,
   deps,
   input,
 }: {
   ctx: { readonly accountId: number };
-  deps: { readonly database: Database; readonly plans: Readonly<PlanTableType> };
+  deps: {
+    readonly database: Database;
+    readonly plans: Readonly<PlanTableType>;
+    readonly events: Pick<AppEvents, "endUserUpdated">;
+  };
   input: EndUserCreate;
 }): Promise<EndUser> {
   const problem = priceRangeProblem(input);
@@ -50,5 +58,6 @@ export async function createEndUser({
   if (row === undefined) {
     throw new AppError("CONFLICT", `An end user with externalId "${input.externalId}" already exists`);
   }
+  deps.events.endUserUpdated.emit({ accountId: ctx.accountId, externalId: row.externalId });
   return toEndUser(row);
 }

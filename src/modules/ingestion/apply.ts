@@ -15,6 +15,8 @@ export interface ChunkResult {
   errors: IngestionRecordError[];
   /** External ids of products written (for cache invalidation). */
   productIds: string[];
+  /** External ids of end users created or updated from user records (for cache invalidation). */
+  endUserIds: string[];
   /** New interactions per end user (for the recommender's fold-in refresh). */
   interactionsByUser: Map<number, { externalUserId: string; interactions: RecordedInteraction[] }>;
 }
@@ -95,6 +97,7 @@ function lastPerKey<T>(records: T[], key: (r: T) => string): T[] {
 const emptyResult = (errors: IngestionRecordError[]): ChunkResult => ({
   errors,
   productIds: [],
+  endUserIds: [],
   interactionsByUser: new Map(),
 });
 
@@ -208,7 +211,7 @@ export async function applyUsers(
         },
       });
   }
-  return emptyResult(errors);
+  return { ...emptyResult(errors), endUserIds: rows.map((r) => r.externalId) };
 }
 
 /**

@@ -38,7 +38,7 @@ interface IngestionDeps {
   /** Counts applied records in the account's usage. */
   onApplied?: (accountId: number, records: number) => void;
   /** Where applied chunks are announced to the caches. */
-  events: Pick<AppEvents, "productsChanged" | "interactionsRecorded">;
+  events: Pick<AppEvents, "productsChanged" | "interactionsRecorded" | "endUserUpdated">;
 }
 
 type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
@@ -162,6 +162,7 @@ function announce(events: IngestionDeps["events"], accountId: number, result: Ch
   if (result.productIds.length > 0) {
     events.productsChanged.emit({ accountId, externalIds: result.productIds, deleted: false });
   }
+  for (const externalId of result.endUserIds) events.endUserUpdated.emit({ accountId, externalId });
   for (const [endUserId, entry] of result.interactionsByUser) {
     events.interactionsRecorded.emit({
       accountId,

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { endUsers, interactions, orders, products } from "../../db/schema";
 import type { TenantContext } from "../../http/tenant";
@@ -12,6 +13,7 @@ import type { QuickStartResultType } from "./schemas";
 /** What this use case reads from the app. */
 export interface Deps extends EnqueueDeps {
   readonly database: Database;
+  readonly events: Pick<AppEvents, "endUserUpdated">;
 }
 
 const INSERT_CHUNK = 1000;
@@ -77,6 +79,9 @@ export async function quickStartSandbox({
       );
     }
   });
+  // Caches holding an answer given before for one of these ids (then nobody) ask again.
+  for (const user of demo.endUsers)
+    deps.events.endUserUpdated.emit({ accountId, externalId: user.externalId });
 
   let jobId: number | null = null;
   try {

@@ -45,7 +45,7 @@ const ROWS_PER_STEP = 2_000;
  */
 const SLICE_MS = 20;
 /**
- * A read again (the previous one answers until its TTL, 15 s on) takes smaller slices and at most a fifth
+ * A read again (the previous one answers until its TTL, half a TTL on) takes smaller slices and at most a fifth
  * of the thread: at full pace it held the thread for 34 of its first 43 ms, the requests queued behind it too.
  */
 const RELOAD_SLICE_MS = 8;

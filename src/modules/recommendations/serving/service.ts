@@ -10,7 +10,7 @@ import type { Logger } from "../../../shared/logger";
 import type { Snapshot } from "../../../snapshots/types";
 import { CatalogueExtras } from "./catalogue-extras";
 import { CatalogueCache } from "./catalogue-loader";
-import { HistoryCache, type UserHistory } from "./history-cache";
+import { EMBEDDED_STORE_TTL_MS, HistoryCache, SHARED_STORE_TTL_MS, type UserHistory } from "./history-cache";
 import { HistorySync } from "./history-sync";
 import { EMBEDDED_FLUSH_AT, RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
@@ -69,7 +69,9 @@ export class RecommendationService {
           return index === undefined ? undefined : items.externalIds[index];
         };
       },
-      { preload: database.kind === "pglite" },
+      database.kind === "pglite"
+        ? { preload: true, ttlMs: EMBEDDED_STORE_TTL_MS }
+        : { ttlMs: SHARED_STORE_TTL_MS },
     );
     this.catalogue = new CatalogueCache(database);
     this.extras = new CatalogueExtras(database);
