@@ -145,4 +145,29 @@ describe("end-user history cache", () => {
     expect(ingested.preferredCategories).toEqual(["garden"]);
     expect(ingested.priceRangeMax).toBe(50);
   });
+
+  test("a history that took in interactions recorded here is kept when a read after its TTL says the same", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(4));
+    await interact(ctx, tenant, "mover", "p3");
+    let now = 1_000_000;
+    const cache = new HistoryCache(ctx.deps.database, () => now);
+    const first = await cache.get(tenant.accountId, "mover");
+    // p1 has a lower id than p3: a read lists it first, the recorded history last.
+    const at = new Date(Date.now() + 1_000);
+    await ctx.deps.database.rows(sql`
+      insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+      select ${tenant.accountId}, u.id, p.id, 'VIEW', 1, ${at.toISOString()}::timestamptz
+      from end_users u, products p
+      where u.account_id = ${tenant.accountId} and u.external_id = 'mover'
+        and p.account_id = ${tenant.accountId} and p.external_id = 'p1'`);
+    cache.recorded(tenant.accountId, "mover", first.endUserId!, [
+      { externalProductId: "p1", interactionType: "VIEW", value: 1, occurredAt: at },
+    ]);
+    const updated = cache.loaded(tenant.accountId, "mover")!;
+    expect(updated.interacted).toEqual(["p3", "p1"]);
+    now += 31_000;
+    const reread = await cache.get(tenant.accountId, "mover");
+    expect(reread).toBe(updated);
+  });
 });

@@ -370,7 +370,7 @@ function sameHistory(a: UserHistory, b: UserHistory): boolean {
     a.priceRangeMin !== b.priceRangeMin ||
     a.priceRangeMax !== b.priceRangeMax ||
     !sameStrings(a.preferredCategories, b.preferredCategories) ||
-    !sameStrings(a.interacted, b.interacted) ||
+    !sameMembers(a.interacted, b.interacted) ||
     a.events.length !== b.events.length
   ) {
     return false;
@@ -392,4 +392,15 @@ function sameHistory(a: UserHistory, b: UserHistory): boolean {
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((value, i) => value === b[i]);
+}
+
+/**
+ * The same distinct values in any order: a read lists the interacted products in the database's order, a
+ * history that took in recorded interactions has the new ones last.
+ */
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  if (sameStrings(a, b)) return true;
+  const members = new Set(a);
+  return b.every((value) => members.has(value));
 }
