@@ -156,9 +156,11 @@ export class RecommendationService {
         this.logs.dropEndUser(event.accountId, event.endUserId);
       }),
       this.events.endUserUpdated.on((event) => {
-        // Preferences and price range shape the answers: read the profile again, here and elsewhere.
+        // Preferences and price range shape the answers: read the profile again, here and elsewhere. The
+        // user's cached pages were computed from the history dropped here, so none is served again (the
+        // next read is a new object; see page-cache.ts) and they age out. Dropping them at once would scan
+        // every cached page for each user, a thousand times over for a chunk of bulk-ingested users.
         this.histories.invalidate(event.accountId, event.externalId);
-        this.pages.dropEndUser(event.accountId, event.externalId);
         this.historySync.publish(event.accountId, event.externalId);
       }),
       this.events.productsChanged.on((event) => {
