@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import kernelSource from "../../native/kernels.c" with { type: "text" };
+import scoringSource from "../../native/scoring.c" with { type: "text" };
 
 const symbols = {
   kernels_version: { args: [], returns: FFIType.i32 },
@@ -41,6 +42,23 @@ const symbols = {
     ],
     returns: FFIType.i32,
   },
+  rows_dot_f32: {
+    args: [FFIType.ptr, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.ptr],
+    returns: FFIType.i32,
+  },
+  csr_rows_dot_f32: {
+    args: [
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.ptr,
+      FFIType.i32,
+      FFIType.ptr,
+      FFIType.ptr,
+    ],
+    returns: FFIType.i32,
+  },
 } as const;
 
 export type NativeKernels = ReturnType<typeof dlopen<typeof symbols>>["symbols"];
@@ -69,8 +87,8 @@ export function configureNativeKernels(next: NativeKernelSettings): void {
 }
 
 /**
- * Compiles native/kernels.c once per (source, CPU) into a cache dir and loads it. Returns null when no C
- * compiler or loader is available, in which case callers use their TypeScript twins.
+ * Compiles native/kernels.c and native/scoring.c once per (sources, CPU) into a cache dir and loads them.
+ * Returns null when no C compiler or loader is available, in which case callers use their TypeScript twins.
  */
 export function nativeKernels(): NativeKernels | null {
   if (!settings.enabled) return null;
@@ -80,6 +98,7 @@ export function nativeKernels(): NativeKernels | null {
     const flags = ["-O3", "-march=native", "-shared", "-fPIC"];
     const key = createHash("sha256")
       .update(kernelSource)
+      .update(scoringSource)
       .update(flags.join(" "))
       .update(cpus()[0]?.model ?? "")
       .update(process.arch)
@@ -91,9 +110,11 @@ export function nativeKernels(): NativeKernels | null {
       mkdirSync(dir, { recursive: true });
       const src = join(dir, `kernels-${key}.c`);
       writeFileSync(src, kernelSource);
+      const scoring = join(dir, `scoring-${key}.c`);
+      writeFileSync(scoring, scoringSource);
       // Compile to a private name and rename, so concurrent workers never load a half-written file.
       const tmp = `${lib}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-      const res = Bun.spawnSync([settings.compiler, ...flags, "-o", tmp, src, "-lm", "-lpthread"], {
+      const res = Bun.spawnSync([settings.compiler, ...flags, "-o", tmp, src, scoring, "-lm", "-lpthread"], {
         stderr: "pipe",
       });
       if (res.exitCode !== 0) return null;

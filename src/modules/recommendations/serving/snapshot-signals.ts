@@ -18,7 +18,7 @@ import type { EngineModel } from "../../../training/engine-api";
 import { annTop, contentIndex, factorIndex } from "./ann-access";
 import { KnownScores } from "./known-scores";
 import { snapshotTable } from "./snapshot-table";
-import { dot, rowDot, vectorLength } from "./vector-rows";
+import { dot, rowDot, rowsDot, sparseRowsDot, vectorLength } from "./vector-rows";
 import type { ServingView } from "./view";
 
 /** The recommender's view of a snapshot, kept (and counted) in the snapshot's own derived state. */
@@ -32,14 +32,6 @@ export function snapshotView(snapshot: Snapshot, database: Database, tuning: Ser
     (kept) => kept.signals.bytes(),
   ).view;
 }
-
-/** Floats in a 64-byte cache line. */
-const FLOATS_PER_LINE = 16;
-/**
- * Where the scoring loops leave what they read while touching rows ahead of use, so the reads are not
- * optimised away.
- */
-const touch = { sink: 0 };
 
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */
 const TASTE_SHARE = 0.6;
@@ -91,20 +83,8 @@ class EngineSignals implements ModelSignals {
     return {
       score,
       scoreInto: (items, out) => {
-        const { itemFactors, k } = als;
         for (let p = 0; p < items.length; p++) out[p] = known.get(items[p]!);
-        // The rows to read are scattered over the whole matrix: touching each one's cache lines first lets
-        // their loads overlap instead of stalling one dot product after another.
-        let touched = 0;
-        for (let p = 0; p < items.length; p++) {
-          if (!Number.isNaN(out[p]!)) continue;
-          const o = items[p]! * k;
-          for (let d = 0; d < k; d += FLOATS_PER_LINE) touched += itemFactors[o + d]!;
-        }
-        touch.sink = touched;
-        for (let p = 0; p < items.length; p++) {
-          if (Number.isNaN(out[p]!)) out[p] = rowDot(x, 0, itemFactors, items[p]! * k, k);
-        }
+        rowsDot(als.itemFactors, als.k, items, x, out);
       },
       top: (k) => {
         const ix = factorIndex(model);
@@ -134,22 +114,8 @@ class EngineSignals implements ModelSignals {
     // the index's cosine times the profile's length.
     const known = new KnownScores();
     const scoreInto = (items: Int32Array, out: Float32Array) => {
-      const { indptr, indices, data } = c;
       for (let q = 0; q < items.length; q++) out[q] = known.get(items[q]!);
-      // As for the factors: the scattered row starts, then the rows, are touched before the sums.
-      let touched = 0;
-      for (let q = 0; q < items.length; q++) if (Number.isNaN(out[q]!)) touched += indptr[items[q]!]!;
-      for (let q = 0; q < items.length; q++) {
-        if (Number.isNaN(out[q]!)) touched += indices[indptr[items[q]!]!]! + data[indptr[items[q]!]!]!;
-      }
-      touch.sink = touched;
-      for (let q = 0; q < items.length; q++) {
-        if (!Number.isNaN(out[q]!)) continue;
-        const i = items[q]!;
-        let sum = 0;
-        for (let p = indptr[i]!; p < indptr[i + 1]!; p++) sum += profile[indices[p]!]! * data[p]!;
-        out[q] = sum;
-      }
+      sparseRowsDot(c, items, profile, out);
     };
     return {
       score,
