@@ -2,62 +2,22 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRng } from "../../src/engine/rng";
-import { generateSynthetic, type SyntheticDataset } from "../data/synthetic";
-import {
-  ApiClient,
-  ingestSynthetic,
-  publishedRoutes,
-  registerTenant,
-  routeMissing,
-  trainAndWait,
-} from "../lib/api";
+import { generateSynthetic } from "../data/synthetic";
+import { ApiClient, publishedRoutes, registerTenant, routeMissing } from "../lib/api";
 import { bySize } from "../lib/args";
 import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
-import { productId, userId } from "../lib/records";
+import { userId } from "../lib/records";
 import { type RunningServer, startChildServer } from "../lib/server";
 import { formatNumber, ratio } from "../lib/table";
-import {
-  type BenchContext,
-  type BenchPart,
-  type Cell,
-  type Figure,
-  NotAvailable,
-  type PartOutput,
-} from "../lib/types";
+import type { BenchContext, BenchPart, Cell, Figure, PartOutput } from "../lib/types";
 import { wrkAvailable } from "../lib/wrk";
+import { experimentRow, seedTenant, trainTenant } from "./serving-setup";
+import { type Goal, personalised, R, routeOf, shuffled, type Workload, workloads } from "./serving-workloads";
 
 const CONNECTIONS = 32;
-const R = "/api/v1/recommendations";
 /** Resident memory per catalogue item of a loaded 100k-item tenant before this bench measured it. */
 const RSS_PER_ITEM_BEFORE = 3.3 * 1024;
-
-interface Goal {
-  /** Least share of /health throughput. */
-  minShare?: number;
-  /** Largest p99 latency, ms. */
-  maxP99Ms?: number;
-}
-
-interface Workload {
-  key: string;
-  label: string;
-  requests: LoadRequest[];
-  /** Different requests of the same shape, sent unrecorded before the measured run. */
-  warmup: LoadRequest[];
-  /**
-   * Sent once each, unrecorded, before the workload's first warm-up: every user's first request, so that the
-   * rows measure users the service has seen (a shop's steady traffic); first requests are row (e)'s.
-   */
-  firstRequests?: LoadRequest[];
-  goal?: Goal;
-  /**
-   * Measured for the size's `goalSeconds` instead of its `seconds` (with its /health run as long): the rows
-   * with throughput goals of random users, where a few seconds hold neither the periodic work (history
-   * rereads, answer-log writes, full collections) nor a 20% change apart from a shared host's noise.
-   */
-  long?: boolean;
-}
 
 /**
  * Shop-shaped traffic against the real service in a child process on 127.0.0.1, with wrk (autocannon only
@@ -378,193 +338,3 @@ export const servingPart: BenchPart = {
 const STEADY_ROW_LABEL = "(b) offered at about half the rate of the plain runs";
 
 const EXPERIMENT_LABEL = "(b) with a running A/B experiment on personalized/query (assignment, arm labels)";
-
-/**
- * The shop mix again with an A/A experiment running on the personalised query (two arms of the same
- * parameters, half the users each), so each answer is assigned, labelled and logged under its arm: the
- * cost of online evaluation. The experiment is stopped afterwards. Null: the service has no experiments.
- */
-async function experimentRow(
-  client: ApiClient,
-  routes: Set<string>,
-  run: () => Promise<LoadResult>,
-): Promise<LoadResult | null> {
-  if (routeMissing(routes, "POST", "/api/v1/experiments")) return null;
-  const created = await client.expect(
-    "POST",
-    "/api/v1/experiments",
-    {
-      name: "bench A/A",
-      endpoint: "personalized/query",
-      variants: [
-        { name: "control", traffic: 0.5 },
-        { name: "b", traffic: 0.5, overrides: { strategy: "hybrid" } },
-      ],
-    },
-    [200, 201],
-  );
-  try {
-    return await run();
-  } finally {
-    await client.expect("POST", `/api/v1/experiments/${created.id}/stop`, {}, [200]);
-  }
-}
-
-function routeOf(path: string): string {
-  const bare = path.split("?")[0] as string;
-  if (bare.startsWith(`${R}/products/external/`))
-    return `${R}/products/external/{external_product_id}/similar`;
-  if (bare.startsWith(`${R}/category/`)) return `${R}/category/{category}`;
-  return bare;
-}
-
-const personalised = (user: string, extra: Record<string, unknown> = {}): LoadRequest => ({
-  method: "POST",
-  path: `${R}/personalized/query`,
-  body: JSON.stringify({ external_user_id: user, limit: 20, ...extra }),
-});
-
-function shuffled<T>(items: T[], rng: () => number): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(rng() * (i + 1));
-    [items[i], items[j]] = [items[j] as T, items[i] as T];
-  }
-  return items;
-}
-
-/** (a)–(d): each workload's measured and warm-up requests are drawn with different seeds. */
-function workloads(data: SyntheticDataset, nCategories: number): Workload[] {
-  const { nUsers, nItems } = data.events;
-  const categoryPaths = [...new Set((data.items ?? []).map((m) => m.categoryPath as string))];
-  const make = (count: number, seed: number, one: (rng: () => number) => LoadRequest) => {
-    const rng = createRng(seed);
-    return Array.from({ length: count }, () => one(rng));
-  };
-  const user = (rng: () => number) => userId(Math.floor(rng() * nUsers));
-  const product = (rng: () => number) => productId(Math.floor(rng() * nItems));
-  const N = 50_000;
-  const both = (seed: number, one: (rng: () => number) => LoadRequest) => ({
-    requests: make(N, seed, one),
-    warmup: make(N, seed + 1000, one),
-  });
-  const shopMix = (rng: () => number): LoadRequest =>
-    rng() < 0.1
-      ? {
-          method: "POST",
-          path: "/api/v1/interactions/",
-          body: JSON.stringify({
-            external_user_id: user(rng),
-            external_product_id: product(rng),
-            interaction_type: "VIEW",
-          }),
-        }
-      : personalised(user(rng));
-  const preset = (path: string, limit: number) => (rng: () => number) => ({
-    method: "POST" as const,
-    path: path.replace("{p}", product(rng)).replace("{q}", product(rng)),
-    body: JSON.stringify({ external_user_id: user(rng), limit }),
-  });
-  return [
-    {
-      key: "repeatedUser",
-      label: "(a) personalised, one user repeated",
-      requests: [personalised(userId(0))],
-      warmup: [personalised(userId(0))],
-      goal: { minShare: 0.8 },
-    },
-    {
-      key: "shopMix",
-      label: `(b) shop mix: personalised for random users of ${formatNumber(nUsers)}, 10% VIEW writes`,
-      ...both(1, shopMix),
-      // The first row of random users: before it, each of them asks once (rows (c) and (d) follow it).
-      firstRequests: Array.from({ length: nUsers }, (_, i) => personalised(userId(i))),
-      goal: { minShare: 0.5, maxP99Ms: 10 },
-      long: true,
-    },
-    {
-      key: "categoryFilter",
-      label: `(c) personalised, random user, filter = one random category (1/${nCategories})`,
-      ...both(3, (rng) =>
-        personalised(user(rng), {
-          filters: {
-            logic: "and",
-            filters: [
-              {
-                field: "category",
-                op: "eq",
-                value: categoryPaths[Math.floor(rng() * categoryPaths.length)],
-              },
-            ],
-          },
-        }),
-      ),
-      goal: { minShare: 0.5, maxP99Ms: 10 },
-      long: true,
-    },
-    {
-      key: "homepage",
-      label: "(d) ecommerce/homepage, random users",
-      ...both(5, preset(`${R}/ecommerce/homepage`, 12)),
-    },
-    {
-      key: "productPage",
-      label: "(d) ecommerce/product-page, random users and products",
-      ...both(7, preset(`${R}/ecommerce/product-page?current_product_id={p}`, 8)),
-    },
-    {
-      key: "cart",
-      label: "(d) ecommerce/cart, random users and carts",
-      ...both(9, preset(`${R}/ecommerce/cart?cart_items={p}&cart_items={q}`, 6)),
-    },
-    {
-      key: "checkout",
-      label: "(d) ecommerce/checkout, random users",
-      ...both(13, preset(`${R}/ecommerce/checkout?order_value=120`, 4)),
-    },
-    {
-      key: "similar",
-      label: "(d) products/external/{id}/similar, random products",
-      ...both(15, (rng) => ({
-        method: "GET" as const,
-        path: `${R}/products/external/${product(rng)}/similar?limit=20`,
-      })),
-    },
-  ];
-}
-
-async function seedTenant(
-  ctx: BenchContext,
-  client: ApiClient,
-  routes: Set<string>,
-  data: SyntheticDataset,
-  notes: string[],
-): Promise<void> {
-  const missing = routeMissing(routes, "POST", "/api/v1/ingestion/batch");
-  if (missing)
-    throw new NotAvailable(`${missing.replace("not available yet: ", "")} (needed to seed the tenant)`);
-  const { seconds, recordErrors } = await ingestSynthetic(client, data);
-  ctx.log(`seeded in ${seconds.toFixed(1)} s`);
-  notes.push(
-    `seeding through the batch route: ${seconds.toFixed(1)} s${recordErrors ? `, ${recordErrors} record errors` : ""}`,
-  );
-}
-
-async function trainTenant(
-  ctx: BenchContext,
-  client: ApiClient,
-  routes: Set<string>,
-  notes: string[],
-): Promise<void> {
-  const missing = routeMissing(routes, "POST", "/api/v1/pipeline/train");
-  if (missing) {
-    notes.push(`no trained model: ${missing}; routes answer from their no-model fallback`);
-    return;
-  }
-  const started = performance.now();
-  const job = await trainAndWait(client, 1_800_000);
-  const seconds = (performance.now() - started) / 1000;
-  ctx.log(`trained in ${seconds.toFixed(1)} s`);
-  notes.push(
-    `training through the API: ${seconds.toFixed(1)} s (job ${job.jobId}, model ${job.modelId ?? "?"})`,
-  );
-}
