@@ -31,6 +31,18 @@ test("dense candidate scoring gives the same floats on both paths, for every wid
   }
 });
 
+test("rows that are a view into a larger buffer (a model read from its artifact) are read from the view's start", () => {
+  const { rows, x, items } = denseCase(200, 16);
+  const buffer = new Float32Array(rows.length + 40).fill(1e6);
+  buffer.set(rows, 40);
+  const view = buffer.subarray(40);
+  const native = new Float32Array(items.length).fill(Number.NaN);
+  const plain = new Float32Array(items.length).fill(Number.NaN);
+  rowsDot(view, 16, items, x, native);
+  rowsDot(rows, 16, items, x, plain, { native: false });
+  expect(Array.from(native)).toEqual(Array.from(plain));
+});
+
 test("only the scores not known yet are computed", () => {
   const { rows, x, items } = denseCase(50, 16);
   for (const native of [true, false]) {
