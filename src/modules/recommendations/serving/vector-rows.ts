@@ -1,7 +1,7 @@
 /**
  * Row arithmetic over the model's item matrices (dense: n rows of `dims` floats, row-major; sparse: the
  * content rows by their non-zeros): dot products against a row, candidate scoring over scattered rows, and a
- * vector's length. Candidate scoring runs in the native kernels when they load (`native/kernels.c`, five
+ * vector's length. Candidate scoring runs in the native kernels when they load (`native/scoring.c`, four
  * times faster on 200 rows of 64 factors) and here otherwise; both give the same floats.
  */
 import type { ContentVectors } from "../../../engine";
@@ -47,7 +47,7 @@ export function rowsDot(
   const native = opts.native === false ? null : nativeKernels();
   if (
     native !== null &&
-    native.rows_dot_f32(rows, rows.length / dims, dims, items, items.length, x, out) === 0
+    native.rows_dot_f32(rows, Math.floor(rows.length / dims), dims, items, items.length, x, out) === 0
   )
     return;
   // The rows are scattered over the whole matrix: touching each one's cache lines first lets their loads
