@@ -8,7 +8,7 @@ import { createAppEvents } from "./app-events";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
-import { configureNativeKernels } from "./engine/native";
+import { buildNativeKernels, configureNativeKernels } from "./engine/native";
 import type { ServingTuning } from "./engine/ranking/candidates";
 import { monitorLoopDelay } from "./http/loop-delay";
 import { Metrics } from "./http/metrics";
@@ -51,6 +51,8 @@ export async function createDeps(
   const logger = options.logger ?? createLogger(config.logLevel);
   // Before anything fits or folds in on this thread; training workers get the same settings with each run.
   configureNativeKernels(config.nativeKernels);
+  // Compiled while the database opens (a first start after an install or upgrade), not by the first request.
+  const kernels = buildNativeKernels();
   // Before anything opens: a bad PLANS_FILE stops start-up with a ConfigError naming it.
   const plans = loadPlanTable(config.plansFile);
   const database = await openDatabase({
@@ -58,6 +60,7 @@ export async function createDeps(
     dataDir: options.pgliteDataDir ?? `${config.dataDir}/pglite`,
   });
   const applied = await migrate(database);
+  await kernels;
   if (applied.length > 0) logger.info("migrations applied", { migrations: applied });
   const events = createAppEvents();
   const health = new HealthMonitor(database, logger);

@@ -86,8 +86,59 @@ export function configureNativeKernels(next: NativeKernelSettings): void {
   cached = undefined;
 }
 
+const FLAGS = ["-O3", "-march=native", "-shared", "-fPIC"];
+
 /**
- * Compiles native/kernels.c and native/scoring.c once per (sources, CPU) into a cache dir and loads them.
+ * Where the library for these sources, flags and CPU lives (`$TMPDIR/recsys-native`), and the compiler
+ * command that builds it under a private name (`tmp`), renamed into place once whole so that concurrent
+ * builders (the training worker, another process) never load a half-written file.
+ */
+function libraryTarget(): { lib: string; tmp: string; command: () => string[] } {
+  const key = createHash("sha256")
+    .update(kernelSource)
+    .update(scoringSource)
+    .update(FLAGS.join(" "))
+    .update(cpus()[0]?.model ?? "")
+    .update(process.arch)
+    .digest("hex")
+    .slice(0, 16);
+  const dir = join(tmpdir(), "recsys-native");
+  const lib = join(dir, `kernels-${key}.so`);
+  const tmp = `${lib}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  return {
+    lib,
+    tmp,
+    command: () => {
+      mkdirSync(dir, { recursive: true });
+      const src = join(dir, `kernels-${key}.c`);
+      writeFileSync(src, kernelSource);
+      const scoring = join(dir, `scoring-${key}.c`);
+      writeFileSync(scoring, scoringSource);
+      return [settings.compiler, ...FLAGS, "-o", tmp, src, scoring, "-lm", "-lpthread"];
+    },
+  };
+}
+
+/**
+ * Builds the library off this thread if it is not there yet (about a second of compiler time, once per
+ * source version and CPU), so that the first fold-in or ranking after an install or upgrade only loads it
+ * instead of waiting for the compiler. Start-up awaits it alongside opening the database. Failing quietly:
+ * `nativeKernels` then tries once more and falls back to the TypeScript twins.
+ */
+export async function buildNativeKernels(): Promise<void> {
+  if (!settings.enabled || cached !== undefined) return;
+  try {
+    const target = libraryTarget();
+    if (existsSync(target.lib)) return;
+    const proc = Bun.spawn(target.command(), { stdout: "ignore", stderr: "ignore" });
+    if ((await proc.exited) === 0) renameSync(target.tmp, target.lib);
+  } catch {
+    // No compiler here: the TypeScript twins serve.
+  }
+}
+
+/**
+ * Loads native/kernels.c and native/scoring.c, compiling them first when `buildNativeKernels` has not.
  * Returns null when no C compiler or loader is available, in which case callers use their TypeScript twins.
  */
 export function nativeKernels(): NativeKernels | null {
@@ -95,32 +146,13 @@ export function nativeKernels(): NativeKernels | null {
   if (cached !== undefined) return cached;
   cached = null;
   try {
-    const flags = ["-O3", "-march=native", "-shared", "-fPIC"];
-    const key = createHash("sha256")
-      .update(kernelSource)
-      .update(scoringSource)
-      .update(flags.join(" "))
-      .update(cpus()[0]?.model ?? "")
-      .update(process.arch)
-      .digest("hex")
-      .slice(0, 16);
-    const dir = join(tmpdir(), "recsys-native");
-    const lib = join(dir, `kernels-${key}.so`);
-    if (!existsSync(lib)) {
-      mkdirSync(dir, { recursive: true });
-      const src = join(dir, `kernels-${key}.c`);
-      writeFileSync(src, kernelSource);
-      const scoring = join(dir, `scoring-${key}.c`);
-      writeFileSync(scoring, scoringSource);
-      // Compile to a private name and rename, so concurrent workers never load a half-written file.
-      const tmp = `${lib}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-      const res = Bun.spawnSync([settings.compiler, ...flags, "-o", tmp, src, scoring, "-lm", "-lpthread"], {
-        stderr: "pipe",
-      });
+    const target = libraryTarget();
+    if (!existsSync(target.lib)) {
+      const res = Bun.spawnSync(target.command(), { stderr: "pipe" });
       if (res.exitCode !== 0) return null;
-      renameSync(tmp, lib);
+      renameSync(target.tmp, target.lib);
     }
-    const handle = dlopen(lib, symbols);
+    const handle = dlopen(target.lib, symbols);
     handle.symbols.kernels_set_threads(Math.max(1, Math.min(cpus().length, 8)));
     cached = handle.symbols;
   } catch {
