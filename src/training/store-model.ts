@@ -7,7 +7,7 @@
  * against the model that is really published at that moment.
  */
 import { and, desc, eq, ne, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
+import type { Database, DbOrTx } from "../db/client";
 import { models, trainingJobs } from "../db/schema";
 import type { ArtifactCache } from "../snapshots/artifact-cache";
 import { writeArtifact } from "./artifact-store";
@@ -77,7 +77,7 @@ async function storeInTransaction(
 ): Promise<StoredModel> {
   const { accountId, result } = input;
   return database.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('training-publish'), ${accountId})`);
+    await lockModelPublication(tx, accountId);
     const [current] = await tx
       .select({ id: models.id, metrics: models.metrics })
       .from(models)
@@ -140,6 +140,15 @@ async function storeInTransaction(
     if (finished.length === 0) throw new ClaimLostError(`training job ${input.jobId} is no longer ours`);
     return { modelId, decision };
   });
+}
+
+/**
+ * The account's lock for storing a model, held until the transaction ends. Whatever else changes the
+ * account's models (the sandbox reset) takes it too, so a run that finishes meanwhile either commits before
+ * and is seen, or finds its job gone and rolls back.
+ */
+export async function lockModelPublication(tx: DbOrTx, accountId: number): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('training-publish'), ${accountId})`);
 }
 
 function metricsRecord(m: RankingFigures): Record<string, unknown> {

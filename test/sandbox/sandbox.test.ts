@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { generateDemoData } from "../../src/modules/sandbox/demo-data";
+import { lockModelPublication } from "../../src/training/store-model";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { expectAuthRequired, expectPublishableRefused } from "../helpers/security";
 import { registerTenant, type Tenant } from "../helpers/tenant";
@@ -180,6 +181,41 @@ describe("POST /api/v1/sandbox/reset", () => {
       expect(orders!.n).toBe(0);
       // Another tenant's data is untouched.
       expect((await status(other)).body.counts.products).toBe(200);
+    },
+    SLOW,
+  );
+
+  test(
+    "a model being stored while the reset runs is deleted with the rest, not left behind",
+    async () => {
+      const tenant = await registerTenant(ctx);
+      const { database } = ctx.deps;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let stored!: () => void;
+      const inserted = new Promise<void>((resolve) => {
+        stored = resolve;
+      });
+      // What a finishing training run does: the account's publication lock, then its model row, committed
+      // only after the reset has started.
+      const storing = database.db.transaction(async (tx) => {
+        await lockModelPublication(tx, tenant.accountId);
+        await tx.execute(sql`insert into models (account_id, version, algorithm, training_seconds, counts, metrics)
+          values (${tenant.accountId}, 1, 'als', 1, '{}'::jsonb, '{}'::jsonb)`);
+        stored();
+        await gate;
+      });
+      await inserted;
+      const reset = ctx.request("POST", "/api/v1/sandbox/reset", { apiKey: tenant.apiKey });
+      await Bun.sleep(300);
+      release();
+      await storing;
+      const res = await reset;
+      expect(res.status).toBe(200);
+      expect(res.body.deleted.models).toBe(1);
+      expect((await status(tenant)).body.counts.models).toBe(0);
     },
     SLOW,
   );

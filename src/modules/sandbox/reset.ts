@@ -15,6 +15,7 @@ import type { TenantContext } from "../../http/tenant";
 import { AppError } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
 import { MODEL_PUBLISHED_CHANNEL } from "../../snapshots/model-published";
+import { lockModelPublication } from "../../training/store-model";
 import type { AttributionQueue } from "../analytics/attribution-queue";
 import { FREE_PLAN } from "../plans/catalog";
 import type { RecommendationService } from "../recommendations/serving/service";
@@ -41,7 +42,13 @@ export async function resetSandbox({
     throw new AppError("FREE_PLAN_ONLY", "Only FREE-plan accounts can reset their data through the sandbox");
   }
   const accountId = ctx.accountId;
+  // Answers already served are written first, so none of them lands after the reset.
+  await deps.recommendations.logs.flush();
+  await deps.attributions.flush();
   const deleted = await deps.database.db.transaction(async (tx) => {
+    // A training run that is storing its model finishes first and its model is deleted here; one that
+    // stores later finds its job gone and keeps nothing.
+    await lockModelPublication(tx, accountId);
     const counts = await countAccountData(deps, accountId, tx, true);
     await tx.delete(interactions).where(eq(interactions.accountId, accountId));
     await tx.delete(endUsers).where(eq(endUsers.accountId, accountId));
