@@ -30,6 +30,7 @@ interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
   "Index Name"?: string;
+  "Index Cond"?: string;
   Plans?: PlanNode[];
 }
 
@@ -103,7 +104,7 @@ describe.skipIf(!usingPostgres())("query plans (Postgres)", () => {
   test("product list, category list and count, and lookup use the account-leading product indexes", async () => {
     expectIndexed(
       await plan((tx) => productPageQuery(tx, accountId, { skip: 100, limit: 100 }).getSQL()),
-      "products_account_id_idx",
+      "products_account_id_key",
     );
     expectIndexed(
       await plan((tx) => productCountQuery(tx, accountId, "shoes").getSQL()),
@@ -122,7 +123,7 @@ describe.skipIf(!usingPostgres())("query plans (Postgres)", () => {
   test("end-user list and lookup use the account-leading end-user indexes", async () => {
     expectIndexed(
       await plan((tx) => endUserPageQuery(tx, accountId, 0, 100).getSQL()),
-      "end_users_account_id_idx",
+      "end_users_account_id_key",
     );
     expectIndexed(
       await plan((tx) => endUserLookupQuery(tx, accountId, "u42").getSQL()),
@@ -146,6 +147,38 @@ describe.skipIf(!usingPostgres())("query plans (Postgres)", () => {
     expectIndexed(await plan(() => statements.attributions), "recommendation_attributions_end_user_idx");
     const userDelete = await plan(() => statements.endUser);
     expect(userDelete.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);
+  });
+
+  test("deleting an end user or a product reaches each referencing row through an (account_id, …) index", async () => {
+    // What Postgres runs for each cascading foreign key, once per deleted row: its columns, as it names them.
+    const keys = await ctx.deps.database.rows<{ table: string; referenced: string; columns: string[] }>(sql`
+      select c.conrelid::regclass::text as table, c.confrelid::regclass::text as referenced,
+        array(select a.attname::text from unnest(c.conkey) with ordinality k(n, i)
+          join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.n order by k.i) as columns
+      from pg_constraint c
+      where c.contype = 'f' and c.confrelid in ('end_users'::regclass, 'products'::regclass)
+      order by 1, 2`);
+    expect(keys.map((k) => `${k.table} → ${k.referenced}`)).toEqual([
+      "interactions → end_users",
+      "interactions → products",
+      "orders → end_users",
+      "searches → end_users",
+    ]);
+    const [product] = await ctx.deps.database.rows<{ id: number }>(
+      sql`select id from products where account_id = ${accountId} and external_id = 'p77'`,
+    );
+    for (const key of keys) {
+      expect(key.columns[0]).toBe("account_id");
+      const id = key.referenced === "end_users" ? endUserId : Number(product!.id);
+      const planNodes = await plan(
+        () => sql`delete from only ${sql.identifier(key.table)}
+          where ${sql.identifier(key.columns[0]!)} = ${accountId} and ${sql.identifier(key.columns[1]!)} = ${id}`,
+      );
+      expect(planNodes.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);
+      const conditions = planNodes.map((n) => n["Index Cond"] ?? "").join(" ");
+      expect(conditions).toContain("account_id");
+      expect(conditions).toContain(key.columns[1]!);
+    }
   });
 
   test("the ingestion job list uses (account_id, id)", async () => {

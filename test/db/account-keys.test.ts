@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { sharedTestContext } from "../helpers/context";
+import { registerTenant } from "../helpers/tenant";
+
+/** Interactions, orders and searches name their end user and product by (account, id). */
+describe("account-keyed rows", () => {
+  test("a row naming another account's end user or product is refused by the database", async () => {
+    const ctx = await sharedTestContext();
+    const { database } = ctx.deps;
+    const [mine, theirs] = await Promise.all([registerTenant(ctx), registerTenant(ctx)]);
+    const seed = async (accountId: number) => {
+      const [user] = await database.rows<{ id: number }>(
+        sql`insert into end_users (account_id, external_id) values (${accountId}, 'u1') returning id`,
+      );
+      const [product] = await database.rows<{ id: number }>(sql`insert into products
+        (account_id, external_id, name, price, category) values (${accountId}, 'p1', 'P', 1, 'c') returning id`);
+      return { user: Number(user!.id), product: Number(product!.id) };
+    };
+    const own = await seed(mine.accountId);
+    const other = await seed(theirs.accountId);
+    const interaction = (user: number, product: number) =>
+      database.rows(sql`insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+        values (${mine.accountId}, ${user}, ${product}, 'VIEW', 1, now())`);
+
+    await interaction(own.user, own.product);
+    await expect(interaction(other.user, own.product)).rejects.toThrow();
+    await expect(interaction(own.user, other.product)).rejects.toThrow();
+    await expect(
+      database.rows(sql`insert into orders (account_id, end_user_id, product_id, quantity, unit_price, occurred_at)
+        values (${mine.accountId}, ${other.user}, ${own.product}, 1, 1, now())`),
+    ).rejects.toThrow();
+    await expect(
+      database.rows(sql`insert into searches (account_id, end_user_id, query, occurred_at)
+        values (${mine.accountId}, ${other.user}, 'q', now())`),
+    ).rejects.toThrow();
+  });
+
+  test("deleting an end user or a product deletes its rows, and only its rows", async () => {
+    const ctx = await sharedTestContext();
+    const { database } = ctx.deps;
+    const tenant = await registerTenant(ctx);
+    const a = tenant.accountId;
+    await database.rows(
+      sql`insert into end_users (account_id, external_id) values (${a}, 'u1'), (${a}, 'u2')`,
+    );
+    await database.rows(sql`insert into products (account_id, external_id, name, price, category)
+      values (${a}, 'p1', 'P', 1, 'c'), (${a}, 'p2', 'P', 1, 'c')`);
+    await database.rows(sql`insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+      select ${a}, u.id, p.id, 'VIEW', 1, now() from end_users u, products p
+      where u.account_id = ${a} and p.account_id = ${a}`);
+    const count = async () =>
+      Number(
+        (
+          await database.rows<{ n: number }>(
+            sql`select count(*)::int as n from interactions where account_id = ${a}`,
+          )
+        )[0]!.n,
+      );
+    expect(await count()).toBe(4);
+    await database.rows(sql`delete from end_users where account_id = ${a} and external_id = 'u1'`);
+    expect(await count()).toBe(2);
+    await database.rows(sql`delete from products where account_id = ${a} and external_id = 'p1'`);
+    expect(await count()).toBe(1);
+  });
+});
