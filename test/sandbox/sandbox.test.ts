@@ -77,7 +77,10 @@ describe("POST /api/v1/sandbox/quick-start", () => {
     "a demo end user asked for before the quick-start is read again after it",
     async () => {
       const tenant = await registerTenant(ctx);
-      const demoUser = generateDemoData(tenant.accountId).endUsers[0]!.externalId;
+      // A demo end user with interactions (the demo data leaves about one account in a hundred's first
+      // end user without any).
+      const demo = generateDemoData(tenant.accountId);
+      const demoUser = demo.endUsers[demo.interactions[0]!.user]!.externalId;
       const histories = ctx.deps.recommendations.histories;
       expect((await histories.get(tenant.accountId, demoUser)).endUserId).toBeNull();
       const res = await ctx.request("POST", "/api/v1/sandbox/quick-start", { apiKey: tenant.apiKey });

@@ -108,7 +108,9 @@ export async function trainedTenant(service: Service, timeoutMs = 180_000): Prom
     body: { name: "shop widget", kind: "publishable", allowedDomains: [SHOP_HOST] },
   });
   if (key.status !== 201) throw new Error(`publishable key: ${key.status} ${JSON.stringify(key.body)}`);
-  return { token, secretKey, publishableKey: key.body.api_key, user: "demo-u-0001" };
+  // The demo end user with the most interactions (some accounts' first demo user has none).
+  const user: string = started.body.sampleEndUsers[0];
+  return { token, secretKey, publishableKey: key.body.api_key, user };
 }
 
 /**
