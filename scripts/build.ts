@@ -3,7 +3,8 @@
  * SQL migrations (text imports), PGlite's wasm and data files (file imports in src/db/pglite-assets.ts),
  * the hnswlib-node addon (required by path in src/shared/hnswlib.ts) and the C kernels' source, which is
  * compiled with the machine's `cc` on first use when one exists (the TypeScript kernels run otherwise),
- * the training worker (src/worker.ts), the snapshot decoding worker (src/decode-worker.ts), the shop
+ * the training worker (src/worker.ts), the snapshot decoding worker (src/decode-worker.ts), the embedded
+ * database's thread (src/pglite-worker.ts), the shop
  * widget served as /widget.js (see `buildWidget`) and the operator's dashboard (src/web/dashboard, bundled
  * by Bun.build and embedded as one gzipped file that src/modules/dashboard/assets.ts reads back).
  * Usage: bun run build [--outfile path] [--target bun-linux-x64|bun-linux-arm64|…]
@@ -89,6 +90,8 @@ const command = [
   resolve(root, "src/worker.ts"),
   // The snapshot decoding worker, likewise.
   resolve(root, "src/decode-worker.ts"),
+  // The embedded database's thread, likewise.
+  resolve(root, "src/pglite-worker.ts"),
   dashboardBundle,
 ];
 const build = Bun.spawnSync(command, { cwd: root, stdout: "inherit", stderr: "inherit" });

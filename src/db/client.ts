@@ -8,9 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { pgliteAssets } from "./pglite-assets";
-import { skipDefaultParserMerge } from "./pglite-parsers";
-import { prepareStatements } from "./pglite-statements";
+import { RemotePglite } from "./pglite-remote";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -87,14 +85,13 @@ function rowsOf<T>(result: unknown): T[] {
 const EMBEDDED_SHARED_BUFFERS = "64MB";
 
 async function openPglite(dataDir: string): Promise<Database> {
-  const client = await PGlite.create(dataDir, {
-    ...(await pgliteAssets()),
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
-  });
-  // In this order, drizzle's identical per-query parsers are left out before either path sees them.
-  prepareStatements(client);
-  skipDefaultParserMerge(client);
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  // The database runs on a thread of its own; this one posts statements and reads back rows.
+  const client = await RemotePglite.open(dataDir, [
+    ...PGlite.defaultStartParams,
+    "-c",
+    `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`,
+  ]);
+  const db = drizzlePglite({ client: client as unknown as PGlite, schema }) as unknown as Db;
   return {
     kind: "pglite",
     db,
@@ -112,9 +109,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       await db.execute(sql`select pg_notify(${channel}, ${payload})`);
     },
     copyOut: undefined,
-    close: async () => {
-      if (!client.closed) await client.close();
-    },
+    close: () => client.close(),
   };
 }
 

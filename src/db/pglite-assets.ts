@@ -8,7 +8,7 @@ import initdbWasmPath from "../../node_modules/@electric-sql/pglite/dist/initdb.
 import fsBundlePath from "../../node_modules/@electric-sql/pglite/dist/pglite.data" with { type: "file" };
 import pgliteWasmPath from "../../node_modules/@electric-sql/pglite/dist/pglite.wasm" with { type: "file" };
 
-type PgliteAssets = Pick<PGliteOptions, "pgliteWasmModule" | "initdbWasmModule" | "fsBundle">;
+export type PgliteAssets = Pick<PGliteOptions, "pgliteWasmModule" | "initdbWasmModule" | "fsBundle">;
 
 let assets: Promise<PgliteAssets> | undefined;
 

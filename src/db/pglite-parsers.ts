@@ -35,7 +35,7 @@ function withoutDefaultParsers(query: Query): Query {
  */
 const checked = new WeakMap<object, boolean>();
 
-function sameAsDefaults(parsers: NonNullable<QueryOptions["parsers"]>): boolean {
+export function sameAsDefaults(parsers: NonNullable<QueryOptions["parsers"]>): boolean {
   let same = checked.get(parsers);
   if (same === undefined) {
     same = textOnly(parsers);

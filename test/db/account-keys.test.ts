@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { databaseErrorCode } from "../../src/db/errors";
 import { sharedTestContext } from "../helpers/context";
+import { rejectionOf } from "../helpers/rejection";
 import { registerTenant } from "../helpers/tenant";
+
+const FOREIGN_KEY_VIOLATION = "23503";
+const refusal = async (insert: Promise<unknown>) => databaseErrorCode(await rejectionOf(insert));
 
 /** Interactions, orders and searches name their end user and product by (account, id). */
 describe("account-keyed rows", () => {
@@ -24,16 +29,20 @@ describe("account-keyed rows", () => {
         values (${mine.accountId}, ${user}, ${product}, 'VIEW', 1, now())`);
 
     await interaction(own.user, own.product);
-    await expect(interaction(other.user, own.product)).rejects.toThrow();
-    await expect(interaction(own.user, other.product)).rejects.toThrow();
-    await expect(
-      database.rows(sql`insert into orders (account_id, end_user_id, product_id, quantity, unit_price, occurred_at)
+    expect(await refusal(interaction(other.user, own.product))).toBe(FOREIGN_KEY_VIOLATION);
+    expect(await refusal(interaction(own.user, other.product))).toBe(FOREIGN_KEY_VIOLATION);
+    expect(
+      await refusal(
+        database.rows(sql`insert into orders (account_id, end_user_id, product_id, quantity, unit_price, occurred_at)
         values (${mine.accountId}, ${other.user}, ${own.product}, 1, 1, now())`),
-    ).rejects.toThrow();
-    await expect(
-      database.rows(sql`insert into searches (account_id, end_user_id, query, occurred_at)
+      ),
+    ).toBe(FOREIGN_KEY_VIOLATION);
+    expect(
+      await refusal(
+        database.rows(sql`insert into searches (account_id, end_user_id, query, occurred_at)
         values (${mine.accountId}, ${other.user}, 'q', now())`),
-    ).rejects.toThrow();
+      ),
+    ).toBe(FOREIGN_KEY_VIOLATION);
   });
 
   test("deleting an end user or a product deletes its rows, and only its rows", async () => {

@@ -14,6 +14,7 @@ import { createLogger } from "../../src/shared/logger";
 import { trainingJobKind } from "../../src/training/job-kind";
 import { ClaimLostError, storeModel } from "../../src/training/store-model";
 import { createTestContext, type TestContext, usingPostgres } from "../helpers/context";
+import { rejectionOf } from "../helpers/rejection";
 import { makeTempDir } from "../helpers/temp-dirs";
 import { registerTenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, waitForJob } from "./fixtures";
@@ -214,7 +215,7 @@ describe("claims", () => {
           baseline: null,
         },
       });
-      await expect(attempt).rejects.toBeInstanceOf(ClaimLostError);
+      expect(await rejectionOf(attempt)).toBeInstanceOf(ClaimLostError);
       const models = await ctx.deps.database.rows<{ n: number }>(
         sql`select count(*)::int as n from models where account_id = ${tenant.accountId}`,
       );

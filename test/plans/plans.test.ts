@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config";
 import { createDeps } from "../../src/deps";
 import { BUILT_IN_PLANS } from "../../src/modules/plans/catalog";
 import { createTestContext, sharedTestContext, type TestContext } from "../helpers/context";
+import { rejectionOf } from "../helpers/rejection";
 import { trackTempDir } from "../helpers/temp-dirs";
 
 const custom = {
@@ -107,23 +108,27 @@ describe("PLANS_FILE validation at start-up", () => {
   };
 
   test("a file that is not JSON stops start-up naming PLANS_FILE", async () => {
-    await expect(start("{ not json")).rejects.toThrow(/PLANS_FILE/);
+    expect((await rejectionOf(start("{ not json"))).message).toMatch(/PLANS_FILE/);
   });
 
   test("a plan with a missing or negative limit stops start-up naming PLANS_FILE and the field", async () => {
     const broken = structuredClone(custom) as Record<string, { limits: Record<string, unknown> }>;
     broken.GOLD!.limits.requestsPerMinute = -1;
-    await expect(start(broken)).rejects.toThrow(/PLANS_FILE.*GOLD\/limits\/requestsPerMinute/);
+    expect((await rejectionOf(start(broken))).message).toMatch(/PLANS_FILE.*GOLD\/limits\/requestsPerMinute/);
     delete broken.GOLD!.limits.requestsPerMinute;
-    await expect(start(broken)).rejects.toThrow(/PLANS_FILE/);
+    expect((await rejectionOf(start(broken))).message).toMatch(/PLANS_FILE/);
   });
 
   test("a table without FREE, or with a key different from the plan name, stops start-up", async () => {
-    await expect(start({ GOLD: custom.GOLD })).rejects.toThrow(/PLANS_FILE.*FREE/);
-    await expect(start({ FREE: custom.FREE, SILVER: custom.GOLD })).rejects.toThrow(/PLANS_FILE.*SILVER/);
+    expect((await rejectionOf(start({ GOLD: custom.GOLD }))).message).toMatch(/PLANS_FILE.*FREE/);
+    expect((await rejectionOf(start({ FREE: custom.FREE, SILVER: custom.GOLD }))).message).toMatch(
+      /PLANS_FILE.*SILVER/,
+    );
   });
 
   test("unknown fields in a plan stop start-up", async () => {
-    await expect(start({ FREE: { ...custom.FREE, discount: 5 } })).rejects.toThrow(/PLANS_FILE/);
+    expect((await rejectionOf(start({ FREE: { ...custom.FREE, discount: 5 } }))).message).toMatch(
+      /PLANS_FILE/,
+    );
   });
 });

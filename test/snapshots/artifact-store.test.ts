@@ -3,6 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { modelArtifactChunks, models } from "../../src/db/schema";
 import { ARTIFACT_CHUNK_BYTES, readArtifact, writeArtifact } from "../../src/training/artifact-store";
 import { sharedTestContext, type TestContext } from "../helpers/context";
+import { rejectionOf } from "../helpers/rejection";
 import { registerTenant } from "../helpers/tenant";
 
 /** A model row for the artifact to belong to. */
@@ -53,7 +54,7 @@ describe("model artifact store", () => {
       .where(and(eq(modelArtifactChunks.modelId, target.modelId), eq(modelArtifactChunks.seq, 1)));
 
     for (let attempt = 0; attempt < 3; attempt++) {
-      await expect(readArtifact(ctx.deps.database, target)).rejects.toThrow(/artifact/);
+      expect((await rejectionOf(readArtifact(ctx.deps.database, target))).message).toMatch(/artifact/);
     }
     expect(await ctx.deps.database.rows<{ one: number }>(sql`select 1::int as one`)).toEqual([{ one: 1 }]);
   });

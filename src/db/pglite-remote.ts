@@ -1,0 +1,177 @@
+/**
+ * The embedded database as the thread that answers requests sees it: the part of PGlite's interface drizzle
+ * uses (`query`, `transaction`) and the service uses (`listen`, `close`), each call posted to the worker
+ * that owns the database (pglite-worker.ts) and answered from there. Statements cost this thread only their
+ * posting and their rows' copy; Postgres's own work runs on the worker's.
+ */
+import type { QueryOptions, Results } from "@electric-sql/pglite";
+import { pgliteAssets } from "./pglite-assets";
+import { sameAsDefaults } from "./pglite-parsers";
+import { type HostMessage, type HostRequest, revive } from "./pglite-protocol";
+
+type Request = HostRequest extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+
+/** What drizzle's PGlite session calls on a transaction. */
+export interface RemoteTransaction {
+  query<T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>>;
+  readonly closed: boolean;
+}
+
+/** Bun's Worker, which can stop keeping the process alive (`unref`) and start again (`ref`). */
+type RefWorker = Worker & { ref(): void; unref(): void };
+
+export class RemotePglite {
+  #closed = false;
+  #nextId = 0;
+  readonly #pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
+  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
+
+  private constructor(private readonly worker: RefWorker) {
+    worker.addEventListener("message", (event: MessageEvent<HostMessage>) => this.#receive(event.data));
+    worker.addEventListener("error", (event: ErrorEvent) =>
+      this.#fail(new Error(`the embedded database's thread failed: ${event.message}`)),
+    );
+    worker.addEventListener("close", () => this.#fail(new Error("PGlite is closed")));
+  }
+
+  /** Starts the worker and opens the data directory in it. */
+  static async open(dataDir: string, startParams: string[]): Promise<RemotePglite> {
+    const worker = new Worker(new URL("./pglite-worker.ts", import.meta.url)) as RefWorker;
+    worker.unref();
+    const remote = new RemotePglite(worker);
+    try {
+      await remote.#call({ op: "open", dataDir, startParams, assets: await pgliteAssets() });
+    } catch (error) {
+      worker.terminate();
+      throw error;
+    }
+    return remote;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<Results<T>> {
+    return this.#query<T>(undefined, text, params, options);
+  }
+
+  /**
+   * Runs `callback` in a transaction: committed when it resolves, rolled back when it throws. The worker holds
+   * the database for it meanwhile, as PGlite does for a transaction on its own thread.
+   */
+  async transaction<T>(callback: (tx: RemoteTransaction) => Promise<T>): Promise<T> {
+    const id = (await this.#call({ op: "begin" })) as number;
+    let closed = false;
+    const tx: RemoteTransaction = {
+      query: <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
+        if (closed) return Promise.reject(new Error("Transaction is closed"));
+        return this.#query<R>(id, text, params, options);
+      },
+      get closed() {
+        return closed;
+      },
+    };
+    let result: T;
+    try {
+      result = await callback(tx);
+    } catch (error) {
+      closed = true;
+      await this.#call({ op: "end", tx: id, commit: false }).catch(() => {});
+      throw error;
+    }
+    closed = true;
+    await this.#call({ op: "end", tx: id, commit: true });
+    return result;
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    let callbacks = this.#listeners.get(channel);
+    if (callbacks === undefined) {
+      callbacks = new Set();
+      this.#listeners.set(channel, callbacks);
+      await this.#call({ op: "listen", channel });
+    }
+    callbacks.add(onPayload);
+    return async () => {
+      const current = this.#listeners.get(channel);
+      if (current === undefined || !current.delete(onPayload) || current.size > 0) return;
+      this.#listeners.delete(channel);
+      if (!this.#closed) await this.#call({ op: "unlisten", channel });
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.#call({ op: "close" });
+    } finally {
+      this.#closed = true;
+      this.worker.terminate();
+    }
+  }
+
+  #query<T>(
+    tx: number | undefined,
+    text: string,
+    params: unknown[],
+    options: QueryOptions | undefined,
+  ): Promise<Results<T>> {
+    if (options !== undefined && !forwardable(options)) {
+      return Promise.reject(
+        new Error("this query option is not available on the embedded database's thread"),
+      );
+    }
+    const rowMode = options?.rowMode;
+    return this.#call({
+      op: "query",
+      ...(tx === undefined ? {} : { tx }),
+      text,
+      params,
+      ...(rowMode === undefined ? {} : { rowMode }),
+    }) as Promise<Results<T>>;
+  }
+
+  #call(request: Request): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
+    const id = ++this.#nextId;
+    return new Promise((resolve, reject) => {
+      // The thread keeps the process alive only while a statement is under way, as PGlite on this thread did.
+      if (this.#pending.size === 0) this.worker.ref();
+      this.#pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...request, id } as HostRequest);
+    });
+  }
+
+  #receive(message: HostMessage): void {
+    if (message.op === "notification") {
+      for (const callback of this.#listeners.get(message.channel) ?? []) callback(message.payload);
+      return;
+    }
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) return;
+    this.#pending.delete(message.id);
+    if (this.#pending.size === 0) this.worker.unref();
+    if (message.op === "answer") pending.resolve(message.value);
+    else pending.reject(revive(message.error));
+  }
+
+  #fail(error: Error): void {
+    this.#closed = true;
+    for (const { reject } of this.#pending.values()) reject(error);
+    this.#pending.clear();
+  }
+}
+
+/** Options the worker reproduces: the row mode, and parsers only when they are the client's defaults. */
+function forwardable(options: QueryOptions): boolean {
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || key === "rowMode") continue;
+    if (key === "parsers" && sameAsDefaults(value as NonNullable<QueryOptions["parsers"]>)) continue;
+    return false;
+  }
+  return true;
+}
