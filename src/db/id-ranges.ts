@@ -3,7 +3,7 @@
  * service answers requests (training data, a snapshot's catalogue). Each page is a bounded range scan of the
  * (account_id, id) index, whatever the planner's statistics say. "id > cursor order by id limit k" is not:
  * right after a bulk load the planner expects a hundred rows and scans every row past the cursor, then sorts
- * them. On PGlite with 100k products that cost ~100 ms per page, on the thread that answers requests, for
+ * them. On PGlite with 100k products that cost ~100 ms per page, of the thread every statement waits for, for
  * every page; a 2,000-row range page costs ~10 ms.
  *
  * The bounds are min(id) and max(id), two index probes; no count(*), which reads every row. Ids are shared by

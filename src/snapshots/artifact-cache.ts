@@ -6,8 +6,8 @@
  *   model id, a file is used only when its size matches the model row, anything unreadable falls back to the
  *   database, and only the newest two models of an account keep a copy.
  * - On the embedded store (`primary`) the file is the artifact: the database holds only the model row (its
- *   size in `artifact_bytes`). Writing 100 MB into PGlite, which runs on the thread that answers requests,
- *   froze the service for seconds; a file is written by the training worker and renamed into place in the
+ *   size in `artifact_bytes`). Writing 100 MB into PGlite froze the service for seconds (when it ran on the
+ *   thread that answers requests; it would still hold the database's thread); a file is written by the training worker and renamed into place in the
  *   transaction that stores the model row. Files are dropped only once a newer model of the account is
  *   published (the service never serves an older one again).
  *

@@ -107,8 +107,9 @@ async function decode(database: Database, row: ModelRow, cache: ArtifactCache | 
 }
 
 /**
- * Catalogue rows per statement. Where the database runs in-process (PGlite) each page is a statement on the
- * thread that answers requests: 2,000 rows as JSON columns take ~10 ms there, 10,000 took ~70 ms.
+ * Catalogue rows per statement. Where the database is embedded (PGlite) each page's rows are copied to, and
+ * turned into values on, the thread that answers requests: 2,000 rows as JSON columns took ~10 ms when PGlite
+ * ran on that thread, 10,000 took ~70 ms.
  */
 const catalogueRows = (database: Database): number => (database.kind === "pglite" ? 2_000 : 10_000);
 /** Table rows built between two turns of the event loop. */
@@ -189,8 +190,8 @@ async function* columnPages<T>(
       select json_build_object(${columns}) as columns, count(*)::int as n from (${rows(range)}) p`);
     const n = Number(result?.n ?? 0);
     pages.took(n);
-    // A turn of the event loop after each page: PGlite's statements resolve as promise jobs, so consecutive
-    // pages would otherwise run back to back without a request answered in between.
+    // A turn of the event loop after each page, so that consecutive pages never run back to back without a
+    // request answered in between.
     await nextTurn();
     if (n === 0) continue;
     yield (typeof result?.columns === "string" ? JSON.parse(result.columns) : result?.columns) as T;

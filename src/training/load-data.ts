@@ -24,8 +24,8 @@ export interface TrainingData {
 }
 
 /**
- * Rows per page. On PGlite every statement runs on the thread that answers requests, and its rows are
- * turned into values there too, so its pages stay small: 2,000 products (one row of JSON columns, ~10 ms)
+ * Rows per page. On PGlite every page's rows are copied from the database's thread to the one that answers
+ * requests and turned into values there, so its pages stay small: 2,000 products (one row of JSON columns, ~10 ms)
  * and 5,000 interactions. On Postgres the data is read by the training worker on a connection of its own,
  * off that thread, in larger pages.
  */
@@ -37,9 +37,9 @@ const rowsPerPage = (database: Database, table: "products" | "interactions"): nu
 const INITIAL_CAPACITY = 1 << 16;
 
 /**
- * A turn of the event loop between two pages: PGlite's statements resolve as promise jobs, so page after
- * page would otherwise run without a single request being answered in between (measured: a 30k-item load
- * held /health for 2 s), and on Postgres a prefetched page may be waiting already.
+ * A turn of the event loop between two pages, so that requests are answered between them (when PGlite ran on
+ * the thread that answers requests, page after page held /health for 2 s during a 30k-item load), and on
+ * Postgres a prefetched page may be waiting already.
  */
 const betweenPages = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -48,7 +48,7 @@ export const products = pgTable(
     index("products_account_category_idx").on(t.accountId, t.category.op("text_pattern_ops")),
     // A product's last change (an update or its deletion): the snapshots' catalogue watermark and refresh
     // read the newest changes through it instead of scanning the account's catalogue (~100 ms for 100k
-    // products on the embedded store, on the thread that answers requests, every refresh).
+    // products on the embedded store, every refresh).
     index("products_account_changed_idx").on(
       t.accountId,
       sql`greatest(${t.updatedAt}, coalesce(${t.deletedAt}, ${t.updatedAt}))`,

@@ -134,8 +134,9 @@ export async function createInteraction({
 /**
  * The common case in one statement, with no transaction around it: an interaction without an order or a
  * search row, by an end user the account already has, on a live product. Undefined when either is missing;
- * the transaction then creates the user or answers 404 as it would have. On the embedded store every
- * statement runs on the thread that answers requests: this is one where the general path takes five.
+ * the transaction then creates the user or answers 404 as it would have. On the embedded store statements
+ * run one at a time on the database's thread, each a round trip from this one: this is one where the general
+ * path takes five.
  */
 async function recordForKnownUser(
   database: Database,

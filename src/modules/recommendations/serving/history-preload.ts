@@ -1,9 +1,9 @@
 /**
  * Every end user's history of an account, read in bulk statements instead of one statement per user, for
- * the embedded store: there each statement runs on the thread that answers requests, and a user's first
- * request (or the first after the history cache's TTL) used to spend most of its time reading that user's
- * interactions. Kept compactly (typed arrays, products as ids) and turned into a `UserHistory` only when a
- * user is asked for.
+ * the embedded store: there statements run one at a time on the database's thread, each a round trip from
+ * the thread that answers requests, and a user's first request (or the first after the history cache's TTL)
+ * used to spend most of its time reading that user's interactions. Kept compactly (typed arrays, products
+ * as ids) and turned into a `UserHistory` only when a user is asked for.
  *
  * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets requests
  * run every few milliseconds of it; the users it has read answer at once, the others are read one by one meanwhile.

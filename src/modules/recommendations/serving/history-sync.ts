@@ -5,7 +5,7 @@
  * So "an interaction recorded a moment ago changes the next answer" holds whichever process answers; the
  * cache's TTL stays as the backstop for a notification lost with a dropped connection. An embedded store
  * belongs to one process, which has nobody to tell: there nothing is announced (a NOTIFY on PGlite costs about
- * a millisecond of the thread that answers requests), and announcements are still received.
+ * a millisecond of the database's thread), and announcements are still received.
  */
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../../shared/logger";
