@@ -91,13 +91,14 @@ function begin(db: PGlite): Promise<number> {
           started(id);
         }),
     );
-    settled.set(
-      id,
-      outcome.catch((error: unknown) => {
-        if (!(error instanceof RolledBack)) throw error;
-        return null;
-      }),
-    );
+    const ended = outcome.catch((error: unknown) => {
+      if (!(error instanceof RolledBack)) throw error;
+      return null;
+    });
+    // Handled here too: a transaction that fails before its caller ends it (the store closing under it) must
+    // not become an unhandled rejection that takes this thread down; "end" still answers with its error.
+    ended.catch(() => {});
+    settled.set(id, ended);
     // A transaction that could not even start (the database closed meanwhile).
     outcome.catch((error: unknown) => {
       if (!transactions.has(id)) failed(error);
