@@ -27,7 +27,10 @@ export class RemotePglite {
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
   >();
-  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
+  readonly #listeners = new Map<
+    string,
+    { readonly callbacks: Set<(payload: string) => void>; readonly ready: Promise<unknown> }
+  >();
 
   private constructor(private readonly worker: RefWorker) {
     worker.addEventListener("message", (event: MessageEvent<HostMessage>) => this.#receive(event.data));
@@ -89,17 +92,26 @@ export class RemotePglite {
   }
 
   async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
-    let callbacks = this.#listeners.get(channel);
-    if (callbacks === undefined) {
-      callbacks = new Set();
-      this.#listeners.set(channel, callbacks);
-      await this.#call({ op: "listen", channel });
+    let subscription = this.#listeners.get(channel);
+    if (subscription === undefined) {
+      const created = {
+        callbacks: new Set<(payload: string) => void>(),
+        ready: this.#call({ op: "listen", channel }),
+      };
+      subscription = created;
+      this.#listeners.set(channel, created);
+      // A subscription the worker refused is forgotten, so the next listen asks again.
+      created.ready.catch(() => {
+        if (this.#listeners.get(channel) === created) this.#listeners.delete(channel);
+      });
     }
-    callbacks.add(onPayload);
+    // Every caller waits until the worker listens, so a notification sent after this resolves reaches it.
+    await subscription.ready;
+    subscription.callbacks.add(onPayload);
+    const joined = subscription;
     return async () => {
-      const current = this.#listeners.get(channel);
-      if (current === undefined || !current.delete(onPayload) || current.size > 0) return;
-      this.#listeners.delete(channel);
+      if (!joined.callbacks.delete(onPayload) || joined.callbacks.size > 0) return;
+      if (this.#listeners.get(channel) === joined) this.#listeners.delete(channel);
       if (!this.#closed) await this.#call({ op: "unlisten", channel });
     };
   }
@@ -148,7 +160,7 @@ export class RemotePglite {
 
   #receive(message: HostMessage): void {
     if (message.op === "notification") {
-      for (const callback of this.#listeners.get(message.channel) ?? []) callback(message.payload);
+      for (const callback of this.#listeners.get(message.channel)?.callbacks ?? []) callback(message.payload);
       return;
     }
     const pending = this.#pending.get(message.id);
