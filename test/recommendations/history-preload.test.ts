@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../../src/db/client";
 import { HistoryBatch } from "../../src/modules/recommendations/serving/history-batch";
 import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
+import { RecommendationService } from "../../src/modules/recommendations/serving/service";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -79,6 +80,37 @@ describe("histories read in bulk", () => {
     expect(heavy.interacted).toHaveLength(HEAVY_PRODUCTS);
     expect(heavy.preferredCategories).toEqual(["cat1"]);
     expect(heavy.priceRangeMin).toBe(12);
+  });
+
+  test("start when the account's model is in memory, before any user is asked for", async () => {
+    const cache = new HistoryCache(ctx.deps.database, Date.now, names, { preload: true });
+    cache.warm(tenant.accountId);
+    await cache.preload!.settled(tenant.accountId);
+    const single = new HistoryCache(ctx.deps.database, Date.now, names);
+    expect(cache.loaded(tenant.accountId, "u-21")).toEqual(await single.get(tenant.accountId, "u-21"));
+    // Without a model there is nothing to name products by, and nothing is read.
+    const none = new HistoryCache(ctx.deps.database, Date.now, () => undefined, { preload: true });
+    none.warm(tenant.accountId);
+    await none.preload!.settled(tenant.accountId);
+    expect(none.loaded(tenant.accountId, "u-21")).toBeUndefined();
+  });
+
+  test("the service starts it when it loads the account's model (embedded store)", async () => {
+    const service = new RecommendationService(
+      ctx.deps.database,
+      ctx.deps.logger,
+      ctx.deps.snapshots,
+      ctx.deps.events,
+    );
+    await service.view(tenant.accountId);
+    const preload = service.histories.preload;
+    if (ctx.deps.database.kind !== "pglite") {
+      // A shared database is written by other processes too: its users are read one by one.
+      expect(preload).toBeUndefined();
+      return;
+    }
+    await preload!.settled(tenant.accountId);
+    expect(service.histories.loaded(tenant.accountId, "u-22")?.endUserId).toBeNumber();
   });
 
   test("a user with news since the bulk read is read from the database", async () => {
@@ -177,6 +209,39 @@ describe("reads of single users made together", () => {
     }
     expect(read[0]!.events).toHaveLength(200);
     expect(read[0]!.interacted).toHaveLength(HEAVY_PRODUCTS);
+  });
+
+  test("users asked for while a read is under way go together in the statement after it", async () => {
+    // The store holds each statement until the test lets it go.
+    const started: (() => void)[] = [];
+    let n = 0;
+    const database: Database = {
+      ...ctx.deps.database,
+      rows: async (query, on) => {
+        n++;
+        await new Promise<void>((go) => started.push(go));
+        return ctx.deps.database.rows(query, on);
+      },
+    };
+    const batch = new HistoryBatch(database, 200);
+    const nameOf = names(tenant.accountId)!;
+    const first = batch.read(tenant.accountId, "u-3", nameOf);
+    while (started.length === 0) await Bun.sleep(1);
+    // Two more users, each in a turn of its own, while the first statement runs.
+    const second = batch.read(tenant.accountId, "u-5", nameOf);
+    await Bun.sleep(5);
+    const third = batch.read(tenant.accountId, "u-7", nameOf);
+    await Bun.sleep(5);
+    expect(n).toBe(1);
+    started.shift()!();
+    expect(await first).toBeDefined();
+    while (started.length === 0) await Bun.sleep(1);
+    started.shift()!();
+    const [u5, u7] = await Promise.all([second, third]);
+    expect(n).toBe(2);
+    const single = new HistoryCache(ctx.deps.database, Date.now, names);
+    expect(u5 as unknown).toEqual(await single.get(tenant.accountId, "u-5"));
+    expect(u7 as unknown).toEqual(await single.get(tenant.accountId, "u-7"));
   });
 
   test("a user with a product the model cannot name is left to the read that names it", async () => {

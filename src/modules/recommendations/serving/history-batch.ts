@@ -32,6 +32,8 @@ interface Waiter {
 export class HistoryBatch {
   private pending = new Map<number, Map<string, Waiter[]>>();
   private scheduled = false;
+  /** A flush's statements are under way. */
+  private reading = false;
 
   constructor(
     private readonly database: Database,
@@ -58,18 +60,35 @@ export class HistoryBatch {
       const waiting = users.get(externalUserId);
       if (waiting === undefined) users.set(externalUserId, [waiter]);
       else waiting.push(waiter);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // After the I/O of this turn: the requests that arrived with this one ask for their users first.
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  /**
+   * After the I/O of this turn, so the requests that arrived with this one ask for their users first; and
+   * not while a read is under way: the database runs statements one at a time, so a second statement would
+   * only wait behind the first, and the users asked for meanwhile go together in one statement after it.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.reading) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
     this.scheduled = false;
     const pending = this.pending;
     this.pending = new Map();
+    this.reading = true;
+    try {
+      await this.readAll(pending);
+    } finally {
+      this.reading = false;
+      if (this.pending.size > 0) this.schedule();
+    }
+  }
+
+  private async readAll(pending: Map<number, Map<string, Waiter[]>>): Promise<void> {
     for (const [accountId, users] of pending) {
       const ids = [...users.keys()];
       for (let k = 0; k < ids.length; k += MAX_USERS) {

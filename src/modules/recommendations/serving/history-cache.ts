@@ -143,6 +143,11 @@ export class HistoryCache {
     return loaded;
   }
 
+  /** The account's model is in memory: its histories are read in bulk now rather than user by user. */
+  warm(accountId: number): void {
+    this.preload?.warm(accountId, this.productNames);
+  }
+
   /**
    * Interactions this process just committed for the user. A loaded history takes them in as a new object
    * (so everything memoised on the old one is computed again, as after a read) instead of being read again

@@ -113,11 +113,7 @@ export class HistoryPreload {
     const nameOf = names(accountId);
     // Products are named from the account's model; without one in memory there is nothing to name them by.
     if (nameOf === undefined) return undefined;
-    let state = this.accounts.get(accountId);
-    if (state === undefined) {
-      state = {};
-      this.accounts.set(accountId, state);
-    }
+    const state = this.state(accountId);
     if (state.disabled) return undefined;
     const now = this.clock();
     const current = state.current;
@@ -141,6 +137,27 @@ export class HistoryPreload {
       return history === undefined ? undefined : { history, readAt: generation.startedAt };
     }
     return undefined;
+  }
+
+  /**
+   * Starts the account's first bulk read unless one was made or is under way: called once its model is in
+   * memory, so the users who come after a restart find their histories read instead of each waiting for a
+   * statement of their own.
+   */
+  warm(accountId: number, names: ProductNames): void {
+    if (names(accountId) === undefined) return;
+    const state = this.state(accountId);
+    if (state.disabled || state.current !== undefined || state.loading !== undefined) return;
+    this.load(accountId, state);
+  }
+
+  private state(accountId: number): AccountState {
+    let state = this.accounts.get(accountId);
+    if (state === undefined) {
+      state = {};
+      this.accounts.set(accountId, state);
+    }
+    return state;
   }
 
   /** Something happened to the user (an interaction, an update, an erasure): read them from the database. */

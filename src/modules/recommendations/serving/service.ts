@@ -126,7 +126,11 @@ export class RecommendationService {
     const snapshot =
       (modelId === undefined ? undefined : await this.snapshots?.getModelSnapshot(accountId, modelId)) ??
       (await this.snapshots?.getSnapshot(accountId));
-    if (snapshot !== undefined) return snapshotView(snapshot, this.database, this.tuning);
+    if (snapshot !== undefined) {
+      // The account's model just came into memory (or was waited for): its users' histories follow.
+      this.histories.warm(accountId);
+      return snapshotView(snapshot, this.database, this.tuning);
+    }
     return { table: await this.catalogue.get(accountId), signals: null };
   }
 
