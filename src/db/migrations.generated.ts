@@ -9,6 +9,7 @@ import m6 from "../../drizzle/0006_online_metrics_and_experiments.sql" with { ty
 import m7 from "../../drizzle/0007_recommendation_logs_end_user_time_index.sql" with { type: "text" };
 import m8 from "../../drizzle/0008_products_changed_index.sql" with { type: "text" };
 import m9 from "../../drizzle/0009_account_keyed_foreign_keys.sql" with { type: "text" };
+import m10 from "../../drizzle/0010_foreign_key_indexes.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0007_recommendation_logs_end_user_time_index", sql: m7 },
   { tag: "0008_products_changed_index", sql: m8 },
   { tag: "0009_account_keyed_foreign_keys", sql: m9 },
+  { tag: "0010_foreign_key_indexes", sql: m10 },
 ];

@@ -73,3 +73,24 @@ describe("account-keyed rows", () => {
     expect(await count()).toBe(1);
   });
 });
+
+describe("foreign keys", () => {
+  test("every foreign key leads an index, so a delete never scans the referencing table", async () => {
+    const ctx = await sharedTestContext();
+    // Postgres checks (and cascades to) the referencing rows of each deleted row by the key's columns: an
+    // index that begins with them finds those rows, anything else reads the whole table per deleted row.
+    const unindexed = await ctx.deps.database.rows<{ key: string }>(sql`
+      select c.conrelid::regclass::text || ' (' || array_to_string(array(
+               select a.attname::text from unnest(c.conkey) with ordinality k(n, i)
+               join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.n order by k.i), ', ')
+             || ') → ' || c.confrelid::regclass::text as key
+      from pg_constraint c
+      where c.contype = 'f' and c.connamespace = 'public'::regnamespace
+        and not exists (
+          select 1 from pg_index i
+          where i.indrelid = c.conrelid and cardinality(c.conkey) <= i.indnkeyatts
+            and (i.indkey::int2[])[0:cardinality(c.conkey) - 1] = c.conkey)
+      order by 1`);
+    expect(unindexed.map((row) => row.key)).toEqual([]);
+  });
+});

@@ -117,5 +117,9 @@ export const modelArtifactChunks = pgTable(
     accountId: accountRef(),
     data: bytea("data").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.modelId, t.seq] })],
+  (t) => [
+    primaryKey({ columns: [t.modelId, t.seq] }),
+    // Deleting an account reaches its chunks through this instead of scanning every account's.
+    index("model_artifact_chunks_account_id_idx").on(t.accountId),
+  ],
 );

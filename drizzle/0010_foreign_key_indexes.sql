@@ -1,0 +1,2 @@
+CREATE INDEX "email_verification_tokens_user_id_idx" ON "email_verification_tokens" USING btree ("user_id");--> statement-breakpoint
+CREATE INDEX "model_artifact_chunks_account_id_idx" ON "model_artifact_chunks" USING btree ("account_id");
