@@ -1,7 +1,8 @@
 /**
  * PGlite runs a parameterised query as six separate calls into its WebAssembly module (Parse, Describe the
  * statement, Bind, Describe the portal, Execute, Sync), and Postgres parses and plans the text every time:
- * about 140 µs for `select $1`, 310 µs for a one-row insert, all of it on the thread that runs the database (pglite-worker.ts).
+ * about 140 µs for `select $1`, 310 µs for a one-row insert, all of it on the database's thread
+ * (pglite-worker.ts).
  * Each statement text is prepared once under a name of its own instead, and each query afterwards is one call
  * holding Bind, Describe, Execute and Sync: about 30 µs and 80 µs for the same two. Results, errors, notices
  * and notifications go through the same parsing as PGlite's own `query`.

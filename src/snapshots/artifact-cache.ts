@@ -6,10 +6,11 @@
  *   model id, a file is used only when its size matches the model row, anything unreadable falls back to the
  *   database, and only the newest two models of an account keep a copy.
  * - On the embedded store (`primary`) the file is the artifact: the database holds only the model row (its
- *   size in `artifact_bytes`). Writing 100 MB into PGlite froze the service for seconds (when it ran on the
- *   thread that answers requests; it would still hold the database's thread); a file is written by the training worker and renamed into place in the
- *   transaction that stores the model row. Files are dropped only once a newer model of the account is
- *   published (the service never serves an older one again).
+ *   size in `artifact_bytes`). Writing 100 MB into PGlite froze the service for seconds when PGlite ran on
+ *   the thread that answers requests, and would still hold the database's thread for that long. A file is
+ *   written by the training worker instead and renamed into place in the transaction that stores the model
+ *   row. Files are dropped only once a newer model of the account is published (the service never serves
+ *   an older one again).
  *
  * Beside each artifact its HNSW indexes are kept as files of their own (`<account>-<model>.<name>.hnsw`,
  * written by the first load): hnswlib reads them in place, so a load neither copies the index bytes out of

@@ -25,8 +25,8 @@ export interface TrainingData {
 
 /**
  * Rows per page. On PGlite every page's rows are copied from the database's thread to the one that answers
- * requests and turned into values there, so its pages stay small: 2,000 products (one row of JSON columns, ~10 ms)
- * and 5,000 interactions. On Postgres the data is read by the training worker on a connection of its own,
+ * requests and turned into values there, so its pages stay small: 2,000 products (one row of JSON columns,
+ * ~10 ms) and 5,000 interactions. On Postgres the data is read by the training worker on a connection of its own,
  * off that thread, in larger pages.
  */
 const rowsPerPage = (database: Database, table: "products" | "interactions"): number =>

@@ -2,8 +2,8 @@
  * Reads of single users' histories asked for in the same turn of the event loop, or while the previous such
  * read was under way, made as one statement (at most MAX_USERS users each), for the embedded store: there a
  * read of one user costs 5-9 ms of the database's thread, of which a user's share of a 32-user statement is
- * 0.5-0.9 ms (bench tenant, 30 interactions a user). A user of the bulk read (history-preload.ts) needs none; this reads the others (not
- * yet in it, or with news since) while it is under way and after.
+ * 0.5-0.9 ms (bench tenant, 30 interactions a user). A user of the bulk read (history-preload.ts) needs
+ * none; this reads the others (not yet in it, or with news since) while it is under way and after.
  *
  * Each caller gets what a read of its user made when the statement runs would have said: the statement
  * starts after every caller asked.

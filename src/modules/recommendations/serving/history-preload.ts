@@ -5,8 +5,9 @@
  * used to spend most of its time reading that user's interactions. Kept compactly (typed arrays, products
  * as ids) and turned into a `UserHistory` only when a user is asked for.
  *
- * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets requests
- * run every few milliseconds of it; the users it has read answer at once, the others are read one by one meanwhile.
+ * The read goes a few users at a time (about ROWS_PER_STEP interactions per statement) and lets the
+ * statements of other requests run every few milliseconds of it; the users it has read answer at once, the
+ * others are read one by one meanwhile. It starts as soon as the account's model is in memory (`warm`).
  *
  * It says no more than a read would have said at the time it was made: an answer is given only within the
  * history cache's TTL of when the bulk read started (it is read again in the background after half of it),
@@ -31,14 +32,15 @@ export type { PreloadedHistory } from "./history-lines";
 type ProductNames = (accountId: number) => ((productId: number) => string | undefined) | undefined;
 
 /**
- * Interactions one bulk statement aims at (about 5 ms of the thread on the bench tenant, parse included).
- * Requests that arrive during a statement wait for all of it: 200 users a statement read 38,000 interactions
- * of the bench tenant's heaviest users in 300 ms, and the 25 statements of a 5,000-user account ran back to
- * back for 800 ms, the p99 of every request that came in meanwhile.
+ * Interactions one bulk statement aims at (about 5 ms of the database's thread on the bench tenant, parse
+ * included). A request's statement that arrives during one waits for all of it: 200 users a statement read
+ * 38,000 interactions of the bench tenant's heaviest users in 300 ms, and the 25 statements of a 5,000-user
+ * account ran back to back for 800 ms, the p99 of every request that came in meanwhile (measured with PGlite
+ * on the thread that answers requests).
  */
 const ROWS_PER_STEP = 2_000;
 /**
- * Thread time the first read of an account takes before it lets the waiting requests run. Meanwhile its
+ * Time the first read of an account takes before it lets the statements of waiting requests run. Meanwhile its
  * users are read one by one (batched, history-batch.ts), each at several times its share of the bulk read,
  * so it is worth finishing: one statement per turn made it take 10 s at 32 connections (each turn waits
  * for every request queued meanwhile, 100-800 ms).
@@ -78,8 +80,8 @@ interface AccountState {
 }
 
 /**
- * Once `sliceMs` of the thread went to the read since it last did, lets the requests that arrived meanwhile
- * run (and queue their own reads) before its next statement, and waits `restMs` more.
+ * Once `sliceMs` went to the read since it last did, lets the requests that arrived meanwhile run (and queue
+ * their own statements) before its next statement, and waits `restMs` more.
  */
 function slicer(sliceMs: number, restMs: number): () => Promise<void> {
   let since = performance.now();
