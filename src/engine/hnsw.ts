@@ -156,11 +156,12 @@ export function searchAnn(
   }
   const kk = Math.min(k, n);
   if (ix.index.getEf() < kk) ix.index.setEf(kk);
-  const res = ix.index.searchKnn(Array.from(query), kk, filter);
+  const res = ix.index.searchKnn(query, kk, filter);
   if (filter && res.neighbors.length < kk) return exactSearch(ix, query, k, filter);
-  const items = Int32Array.from(res.neighbors);
+  const items = new Int32Array(res.neighbors.buffer, res.neighbors.byteOffset, res.neighbors.length);
   // hnswlib reports distances (1 − similarity for ip and cosine) in ascending order.
-  const scores = Float32Array.from(res.distances, (d) => 1 - d);
+  const scores = res.distances;
+  for (let j = 0; j < scores.length; j++) scores[j] = 1 - scores[j]!;
   return { items, scores };
 }
 

@@ -97,6 +97,37 @@ describe("HNSW wrapper", () => {
     );
   });
 
+  // The addon is patched (patches/hnswlib-node@3.0.0.patch): a Float32Array query is read in place and
+  // answered with typed arrays, and distances use AVX where the CPU has it, chosen at run time.
+  for (const [space, d] of [
+    ["cosine", 256],
+    ["ip", 64],
+    ["cosine", 20],
+  ] as [AnnSpace, number][]) {
+    test(`${space}, ${d} dims: a Float32Array query finds what the same point as an Array finds, at exact distances`, () => {
+      const rows = clustered(2000, d, 3);
+      const ix = buildAnnIndex(denseRows(rows, d), space);
+      const points = clustered(20, d, 4);
+      for (let q = 0; q < 20; q++) {
+        const query = points.slice(q * d, (q + 1) * d);
+        const typed = ix.index.searchKnn(query, 10);
+        expect(typed.neighbors).toBeInstanceOf(Uint32Array);
+        expect(typed.distances).toBeInstanceOf(Float32Array);
+        const plain = ix.index.searchKnn(Array.from(query), 10);
+        expect([...typed.neighbors]).toEqual(plain.neighbors);
+        expect([...typed.distances]).toEqual(plain.distances.map(Math.fround));
+        for (let j = 0; j < 10; j++) {
+          const exact = exactSearch(ix, query, 1, (i) => i === typed.neighbors[j]).scores[0]!;
+          expect(1 - typed.distances[j]!).toBeCloseTo(exact, 4);
+        }
+      }
+      expect(() => ix.index.searchKnn(new Float32Array(d + 1), 1)).toThrow(/array length/);
+      expect(() => ix.index.searchKnn(new Float64Array(d) as unknown as Float32Array, 1)).toThrow(
+        /Float32Array/,
+      );
+    });
+  }
+
   test("zero vectors are not indexed", () => {
     const v = new Float32Array(4 * 3);
     v.set([1, 0, 0], 0);

@@ -57,17 +57,13 @@ export function annTop(ix: AnnIndex, query: Float32Array, k: number, ef = ix.opt
   const kk = Math.min(k, ix.index.getCurrentCount());
   if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
   ix.index.setEf(Math.max(ef, kk));
-  // Plain loops: the generic `Array.from`/`TypedArray.from` paths cost more than the copies themselves.
-  const point = new Array<number>(query.length);
-  for (let d = 0; d < query.length; d++) point[d] = query[d]!;
-  const found = ix.index.searchKnn(point, kk);
+  // A Float32Array query is read in place and answered with typed arrays (patches/hnswlib-node@3.0.0.patch):
+  // no JS number is made per dimension or per neighbour.
+  const found = ix.index.searchKnn(query, kk);
   const n = found.neighbors.length;
-  const items = new Int32Array(n);
-  const scores = new Float32Array(n);
-  for (let j = 0; j < n; j++) {
-    items[j] = found.neighbors[j]!;
-    // hnswlib reports distances, 1 − similarity for both spaces.
-    scores[j] = 1 - found.distances[j]!;
-  }
+  const items = new Int32Array(found.neighbors.buffer, found.neighbors.byteOffset, n);
+  const scores = found.distances;
+  // hnswlib reports distances, 1 − similarity for both spaces.
+  for (let j = 0; j < n; j++) scores[j] = 1 - scores[j]!;
   return { items, scores };
 }
