@@ -109,8 +109,12 @@ describe("HNSW wrapper", () => {
       const ix = buildAnnIndex(denseRows(rows, d), space);
       const points = clustered(20, d, 4);
       for (let q = 0; q < 20; q++) {
-        const query = points.slice(q * d, (q + 1) * d);
+        // A view into a larger array, as the service passes an item's own factor row.
+        const query = points.subarray(q * d, (q + 1) * d);
+        const before = query.slice();
         const typed = ix.index.searchKnn(query, 10);
+        // Read, not written: a cosine index normalises its own copy of the point.
+        expect(query).toEqual(before);
         expect(typed.neighbors).toBeInstanceOf(Uint32Array);
         expect(typed.distances).toBeInstanceOf(Float32Array);
         const plain = ix.index.searchKnn(Array.from(query), 10);
