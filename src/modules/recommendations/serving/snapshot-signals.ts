@@ -33,6 +33,13 @@ export function snapshotView(snapshot: Snapshot, database: Database, tuning: Ser
   ).view;
 }
 
+/** Every item of a catalogue of n, for the scan that finds similar items without an index. */
+function allItems(n: number): Int32Array {
+  const items = new Int32Array(n);
+  for (let i = 0; i < n; i++) items[i] = i;
+  return items;
+}
+
 /** Similarity blend for "similar items": taste (ALS factors) and content, when the model has both. */
 const TASTE_SHARE = 0.6;
 /** Similar-item lists kept per snapshot (about 2 KB each at k = 200). */
@@ -162,29 +169,18 @@ class EngineSignals implements ModelSignals {
     const content = this.model.content;
     const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
     const pool = useCandidates(n, this.tuning) ? this.similarPool(item, row, k + 20) : null;
-    if (pool === null) {
-      const scores = new Float32Array(n);
-      for (let i = 0; i < n; i++) scores[i] = this.similarity(item, row, i);
-      scores[item] = Number.NEGATIVE_INFINITY;
-      const top = topK(scores, k);
-      const topScores = new Float32Array(top.length);
-      for (let j = 0; j < top.length; j++) topScores[j] = scores[top[j]!]!;
-      return { items: top, scores: topScores };
-    }
-    // Plain loops: the typed arrays' `from` with a mapping function costs more than the work it maps.
-    const scores = new Float32Array(pool.length);
-    for (let j = 0; j < pool.length; j++) {
-      const i = pool[j]!;
-      scores[j] = i === item ? Number.NEGATIVE_INFINITY : this.similarity(item, row, i);
-    }
+    const items = pool ?? allItems(n);
+    const scores = this.similarities(item, row, items);
+    // The item itself is never its own neighbour.
+    for (let j = 0; j < items.length; j++) if (items[j] === item) scores[j] = Number.NEGATIVE_INFINITY;
     const top = topK(scores, k);
-    const items = new Int32Array(top.length);
+    const found = new Int32Array(top.length);
     const topScores = new Float32Array(top.length);
     for (let j = 0; j < top.length; j++) {
-      items[j] = pool[top[j]!]!;
+      found[j] = items[top[j]!]!;
       topScores[j] = scores[top[j]!]!;
     }
-    return { items, scores: topScores };
+    return { items: found, scores: topScores };
   }
 
   daypartPopularity(daypart: number): Float32Array | null {
@@ -223,23 +219,42 @@ class EngineSignals implements ModelSignals {
   }
 
   /**
-   * Taste cosine and content cosine of two items, blended as "similar items" ranks them; `row` is `item`'s
-   * content row written whole.
+   * Taste cosine and content cosine of `item` with each of `items`, blended as "similar items" ranks them;
+   * `row` is `item`'s content row written whole. The dot products run over all of them at once, in the
+   * native kernels when they load (vector-rows.ts).
    */
-  private similarity(item: number, row: Float32Array | null, i: number): number {
+  private similarities(item: number, row: Float32Array | null, items: Int32Array): Float32Array {
     const als = this.model.als;
     const content = this.model.content;
-    let s = 0;
+    const m = items.length;
+    const out = new Float32Array(m);
     if (als) {
       const norms = this.norms();
-      if (norms[item]! > 0 && norms[i]! > 0) {
-        const cos = rowDot(als.itemFactors, item * als.k, als.itemFactors, i * als.k, als.k);
-        s += ((content ? TASTE_SHARE : 1) * cos) / (norms[item]! * norms[i]!);
+      const own = norms[item]!;
+      if (own > 0) {
+        const dots = new Float32Array(m).fill(Number.NaN);
+        rowsDot(
+          als.itemFactors,
+          als.k,
+          items,
+          als.itemFactors.subarray(item * als.k, (item + 1) * als.k),
+          dots,
+        );
+        const share = content ? TASTE_SHARE : 1;
+        for (let j = 0; j < m; j++) {
+          const other = norms[items[j]!]!;
+          if (other > 0) out[j] = (share * dots[j]!) / (own * other);
+        }
       }
     }
     // Content vectors are L2-normalised: the dot product of the two rows is the cosine.
-    if (content && row) s += (als ? 1 - TASTE_SHARE : 1) * contentDot(content, i, row);
-    return s;
+    if (content && row) {
+      const dots = new Float32Array(m).fill(Number.NaN);
+      sparseRowsDot(content, items, row, dots);
+      const share = als ? 1 - TASTE_SHARE : 1;
+      for (let j = 0; j < m; j++) out[j] = out[j]! + share * dots[j]!;
+    }
+    return out;
   }
 
   /** Neighbour candidates from the HNSW indexes (taste and content), or null when there are none to ask. */
