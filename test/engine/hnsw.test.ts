@@ -8,9 +8,12 @@ import {
   denseRows,
   deserializeAnnIndex,
   exactSearch,
+  exactSimilarity,
   loadAnnIndexFile,
+  readAnnIndexFileAsync,
   searchAnn,
   serializeAnnIndex,
+  sparseCapacity,
 } from "../../src/engine/hnsw";
 import { createRng, gaussian } from "../../src/engine/rng";
 import { makeTempDir } from "../helpers/temp-dirs";
@@ -138,5 +141,110 @@ describe("HNSW wrapper", () => {
     v.set([0, 1, 0], 6);
     const ix = buildAnnIndex(denseRows(v, 3), "cosine");
     expect(ix.index.getCurrentCount()).toBe(2);
+  });
+});
+
+/**
+ * Rows like hashed content vectors: 3 to 12 of 256 dimensions set, drawn mostly from a cluster's own
+ * dimensions, so that neighbours share dimensions as products of one category share tokens.
+ */
+function sparseClustered(n: number, dims: number, seed: number): Float32Array {
+  const rng = createRng(seed);
+  const own = Array.from({ length: 40 }, () => Array.from({ length: 8 }, () => Math.floor(rng() * dims)));
+  const v = new Float32Array(n * dims);
+  for (let i = 0; i < n; i++) {
+    const cluster = own[Math.floor(rng() * 40)]!;
+    const set = 3 + Math.floor(rng() * 10);
+    for (let j = 0; j < set; j++) {
+      const d = rng() < 0.7 ? cluster[Math.floor(rng() * cluster.length)]! : Math.floor(rng() * dims);
+      v[i * dims + d] = gaussian(rng);
+    }
+  }
+  return v;
+}
+
+describe("HNSW over sparse rows", () => {
+  const dims = 256;
+  const vectors = sparseClustered(3000, dims, 5);
+  const rows = denseRows(vectors, dims);
+  // Queries as a user's content profile is made: the sum of a few rows.
+  const queries = new Float32Array(100 * dims);
+  const rng = createRng(6);
+  for (let q = 0; q < 100; q++)
+    for (let h = 0; h < 8; h++) {
+      const item = Math.floor(rng() * 3000);
+      for (let d = 0; d < dims; d++) queries[q * dims + d]! += vectors[item * dims + d]!;
+    }
+
+  test("the capacity is the most non-zeros of a row, rounded up to even, when that halves the bytes", () => {
+    expect(sparseCapacity(11, 256)).toBe(12);
+    expect(sparseCapacity(12, 256)).toBe(12);
+    expect(sparseCapacity(84, 256)).toBe(84); // 4 + 6 × 84 = 508 bytes, against 1,024 whole
+    expect(sparseCapacity(86, 256)).toBe(0);
+    expect(sparseCapacity(64, 64)).toBe(0);
+    expect(sparseCapacity(0, 256)).toBe(0);
+  });
+
+  for (const space of ["ip", "cosine"] as AnnSpace[]) {
+    test(`${space}: stored sparsely, same recall and exact similarities, under a quarter of the bytes, and reloaded as such`, async () => {
+      const ix = buildAnnIndex(rows, space);
+      expect(ix.capacity).toBe(12);
+      const whole = buildAnnIndex(rows, space, { sparse: false });
+      expect(whole.capacity).toBe(0);
+      expect(recall(ix, queries, 10)).toBeGreaterThanOrEqual(0.95);
+      expect(Math.abs(recall(ix, queries, 10) - recall(whole, queries, 10))).toBeLessThan(0.02);
+      for (let q = 0; q < 10; q++) {
+        const query = queries.subarray(q * dims, (q + 1) * dims);
+        const found = searchAnn(ix, query, 10);
+        for (let j = 0; j < found.items.length; j++)
+          expect(found.scores[j]!).toBeCloseTo(exactSimilarity(ix, query, found.items[j]!), 5);
+      }
+
+      const bytes = serializeAnnIndex(ix);
+      expect(bytes.length).toBeLessThan(serializeAnnIndex(whole).length / 4);
+      const loaded = deserializeAnnIndex(bytes, rows, space);
+      expect(loaded.capacity).toBe(12);
+      const file = join(makeTempDir("ann-sparse-"), "content.hnsw");
+      writeFileSync(file, bytes);
+      const loadedAsync = await readAnnIndexFileAsync(file, rows, space);
+      expect(loadedAsync.capacity).toBe(12);
+      for (let q = 0; q < 20; q++) {
+        const query = queries.subarray(q * dims, (q + 1) * dims);
+        const before = [...searchAnn(ix, query, 10).items];
+        expect([...searchAnn(loaded, query, 10).items]).toEqual(before);
+        expect([...searchAnn(loadedAsync, query, 10).items]).toEqual(before);
+      }
+    });
+  }
+
+  test("an index of whole rows (as written before the sparse form) still loads as one", () => {
+    const whole = buildAnnIndex(rows, "cosine", { sparse: false });
+    const loaded = deserializeAnnIndex(serializeAnnIndex(whole), rows, "cosine");
+    expect(loaded.capacity).toBe(0);
+    expect(recall(loaded, queries, 10)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  test("a stored row reads back whole, and a row with more non-zeros than the capacity is refused", () => {
+    const ix = buildAnnIndex(rows, "ip");
+    const point = ix.index.getPoint(7);
+    expect(point).toEqual([...vectors.subarray(7 * dims, 8 * dims)]);
+    const cosine = buildAnnIndex(rows, "cosine");
+    const norm = Math.hypot(...vectors.subarray(7 * dims, 8 * dims));
+    const unit = cosine.index.getPoint(7);
+    for (let d = 0; d < dims; d++) expect(unit[d]!).toBeCloseTo(vectors[7 * dims + d]! / norm, 6);
+    expect(() => ix.index.addPoint(new Array(dims).fill(1), 5000)).toThrow(/more non-zeros than/);
+    expect(() => ix.index.getPoint(123_456)).toThrow(/Label not found/);
+  });
+
+  test("a file whose rows fit neither form is refused before hnswlib reads it", () => {
+    const bytes = serializeAnnIndex(buildAnnIndex(rows, "ip"));
+    const broken = bytes.slice();
+    // The label's offset (bytes 32-39) one byte further on: 101-byte rows.
+    new DataView(broken.buffer).setBigUint64(
+      32,
+      new DataView(bytes.buffer).getBigUint64(32, true) + 1n,
+      true,
+    );
+    expect(() => deserializeAnnIndex(broken, rows, "ip")).toThrow(/fit neither form/);
   });
 });
