@@ -34,7 +34,7 @@ export interface Workload {
    * it are not its steady state. The process is still compiling the ranking's code then (its JIT threads
    * held 14% of a core 13-20 s into the shop mix, 3% at 40 s), and a user's page is kept from its second
    * computation on, so each user's second request is ranked afresh once. Measured straight after the first
-   * requests, (b) read 3,988 req/s where the two plain runs after it read 6,251 and 5,903 (`9eb936e`).
+   * requests, (b) read about two thirds of what the plain runs of the same traffic after it read.
    */
   settles?: boolean;
   goal?: Goal;
