@@ -138,6 +138,22 @@ describe("PageCache", () => {
     expect(cache.size).toBe(size + 1);
   });
 
+  test("past half its budget, an answer kept before is admitted again on its first recomputation", () => {
+    const cache = halfFull();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    cache.offer(key, inputs, page("a"));
+    expect(cache.offer(key, inputs, page("a"))).toBe(true);
+    // The end user's history changes: the kept answer is stale, and its recomputation is kept at once.
+    const next: PageInputs = { ...inputs, history: history() };
+    expect(cache.get(key, next)).toBeUndefined();
+    expect(cache.offer(key, next, page("b"))).toBe(true);
+    expect(cache.get(key, next)?.body.items[0]?.externalId).toBe("b-0");
+    // A key that was never kept is still admitted on its second computation only.
+    const other = PageCache.key(1, "u3", "q", "{}");
+    expect(cache.get(other, next)).toBeUndefined();
+    expect(cache.offer(other, next, page("c"))).toBe(false);
+  });
+
   test("keys asked for once are forgotten generation by generation", () => {
     const cache = halfFull();
     const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
@@ -147,7 +163,7 @@ describe("PageCache", () => {
     expect(cache.offer(key, inputs, page("a"))).toBe(false);
   });
 
-  test("cachedPage computes an unchanged answer once while there is room, at most twice after", () => {
+  test("cachedPage computes an unchanged answer once while there is room, at most twice after, once per change", () => {
     for (const [cache, times] of [
       [new PageCache(), 1],
       [halfFull(), 2],
@@ -160,8 +176,9 @@ describe("PageCache", () => {
       };
       for (let n = 0; n < 4; n++) cachedPage(cache, key, inputs, compute);
       expect(computed).toBe(times);
-      // A new history is another input: computed afresh.
-      cachedPage(cache, key, { ...inputs, history: history() }, compute);
+      // A new history is another input: computed afresh, and (the answer having been kept before) kept.
+      const next = { ...inputs, history: history() };
+      for (let n = 0; n < 4; n++) cachedPage(cache, key, next, compute);
       expect(computed).toBe(times + 1);
     }
   });

@@ -13,7 +13,9 @@
  * shop's users come back within minutes, and their second request is then answered from here. Past half, an
  * answer is admitted on its second computation within a while, not its first: many fresh answers are asked
  * for once (a new context, a history that changes with every interaction), and keeping each of them would
- * only churn the cache and the garbage collector's old generation.
+ * only churn the cache and the garbage collector's old generation. A key whose kept answer went stale (its
+ * end user interacted, say) has shown that it is asked for again, so its recomputation is admitted at once:
+ * after a shop's end user views a product, their next request is ranked once, not twice.
  */
 import type { ServingTuning } from "../../../engine/ranking/candidates";
 import { LruMap } from "../../../shared/lru-map";
@@ -95,6 +97,8 @@ export class PageCache {
       entry.tuning !== tuningKey(inputs.tuning)
     ) {
       this.remove(key, entry);
+      // Asked for again after it was kept: its recomputation is admitted at once (see `offer`).
+      this.seen.add(Bun.hash.crc32(key));
       return undefined;
     }
     this.entries.get(key);
