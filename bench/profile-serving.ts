@@ -64,6 +64,20 @@ async function start(profile: boolean) {
   return { baseUrl, child };
 }
 
+/** User plus system CPU time of a process and of its main thread, in clock ticks (1/100 s on Linux). */
+function cpuTicks(pid: number): { process: number; main: number } {
+  const read = (path: string) => {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return 0;
+    }
+  };
+  return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
+}
+
 const data = () =>
   generateSynthetic({
     interactions,
@@ -185,6 +199,7 @@ if (mode === "seed") {
     });
   }
   const measuredFrom = (Date.now() - spawned) / 1000;
+  const cpuBefore = cpuTicks(s.child.pid);
   const r = await runLoad({
     baseUrl: s.baseUrl,
     headers,
@@ -196,6 +211,10 @@ if (mode === "seed") {
     ...(process.env.THINK_MS === undefined ? {} : { thinkMs: Number(process.env.THINK_MS) }),
   });
   const measuredTo = (Date.now() - spawned) / 1000;
+  const cpuAfter = cpuTicks(s.child.pid);
+  const served = r.requests;
+  // CPU time the server spent per request served, in µs: the whole process and its request thread.
+  const cpuUs = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, served));
   console.log(
     JSON.stringify({
       measuredFrom,
@@ -207,6 +226,8 @@ if (mode === "seed") {
       errors: r.errors + r.non2xx,
       health: Math.round(h.rps),
       share: (r.rps / h.rps).toFixed(3),
+      cpuUsPerRequest: cpuUs(cpuAfter.process - cpuBefore.process),
+      mainThreadUsPerRequest: cpuUs(cpuAfter.main - cpuBefore.main),
     }),
   );
   s.child.kill("SIGTERM");
