@@ -14,6 +14,7 @@ import type { Identity } from "./modules/auth/identity";
 import type { PaymentProvider } from "./modules/billing/provider";
 import type { RunningExperiments } from "./modules/experiments/running";
 import type { HealthMonitor } from "./modules/health/monitor";
+import type { KnownUserWriter } from "./modules/interactions/known-user-writes";
 import type { Readiness } from "./modules/ops/readiness";
 import type { PlanEnforcer } from "./modules/plans/enforcer";
 import type { PlanTableType } from "./modules/plans/schemas";
@@ -63,6 +64,8 @@ export interface AppDeps {
   readonly experiments: RunningExperiments;
   /** This app's in-process event buses (src/app-events.ts): writes announce, caches listen. */
   readonly events: AppEvents;
+  /** Interactions of known end users, written together when they arrive together (modules/interactions). */
+  readonly interactionWrites: KnownUserWriter;
 }
 
 export interface Lifecycle {

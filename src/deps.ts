@@ -21,6 +21,7 @@ import { createIdentity } from "./modules/auth/identity";
 import { createPaymentProvider } from "./modules/billing/create-provider";
 import { RunningExperiments } from "./modules/experiments/running";
 import { HealthMonitor } from "./modules/health/monitor";
+import { KnownUserWriter } from "./modules/interactions/known-user-writes";
 import type { ServiceModule } from "./modules/module";
 import { Readiness } from "./modules/ops/readiness";
 import { loadPlanTable } from "./modules/plans/catalog";
@@ -43,6 +44,9 @@ export interface CreateDepsOptions {
 }
 
 export type { AppDeps, Lifecycle } from "./app-deps";
+
+/** Interaction statements under way at once on Postgres (see known-user-writes.ts); the pool has more. */
+const KNOWN_USER_WRITES_IN_FLIGHT = 4;
 
 export async function createDeps(
   config: Config,
@@ -124,6 +128,10 @@ export async function createDeps(
     attributions,
     experiments,
     events,
+    interactionWrites: new KnownUserWriter(
+      database,
+      database.kind === "pglite" ? 1 : KNOWN_USER_WRITES_IN_FLIGHT,
+    ),
   };
   // The modules' own parts: guards in list order, job kinds before the runner starts, background work on start.
   for (const module of modules) {

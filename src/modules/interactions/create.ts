@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { interactions, orders, products, searches } from "../../db/schema";
@@ -6,6 +6,7 @@ import { notFound, validationError } from "../../shared/errors";
 import { ensureEndUsers } from "../end-users/ensure";
 import { assertCatalogueCapacityIn } from "../plans/limits";
 import type { PlanTableType } from "../plans/schemas";
+import type { KnownUserWriter } from "./known-user-writes";
 import type { Interaction, InteractionCreate } from "./schemas";
 
 /** How far in the future a client clock may be before its timestamp is refused. */
@@ -37,6 +38,7 @@ export async function createInteraction({
     readonly database: Database;
     readonly plans: Readonly<PlanTableType>;
     readonly events: Pick<AppEvents, "interactionsRecorded">;
+    readonly interactionWrites: Pick<KnownUserWriter, "record">;
   };
   input: InteractionCreate;
 }): Promise<Interaction> {
@@ -49,10 +51,20 @@ export async function createInteraction({
   const value = input.value ?? 1;
   const accountId = ctx.accountId;
 
+  // The common case (a known end user, a live product, no order or search row) is one row, written with
+  // the interactions arriving beside it (see known-user-writes.ts); the transaction below covers the rest.
   const recorded =
     (type === "PURCHASE" || type === "SEARCH"
       ? undefined
-      : await recordForKnownUser(deps.database, accountId, input, type, value, occurredAt)) ??
+      : await deps.interactionWrites.record({
+          accountId,
+          externalUserId: input.external_user_id,
+          externalProductId: input.external_product_id,
+          type,
+          value,
+          query: input.query ?? null,
+          occurredAt,
+        })) ??
     (await deps.database.db.transaction(async (tx) => {
       // Only what recording needs of the live product (a whole row carries its description and attributes).
       const [product] = await tx
@@ -129,33 +141,4 @@ export async function createInteraction({
     timestamp: occurredAt.toISOString(),
     ...(input.query !== undefined ? { query: input.query } : {}),
   };
-}
-
-/**
- * The common case in one statement, with no transaction around it: an interaction without an order or a
- * search row, by an end user the account already has, on a live product. Undefined when either is missing;
- * the transaction then creates the user or answers 404 as it would have. On the embedded store statements
- * run one at a time on the database's thread, each a round trip from this one: this is one where the general
- * path takes five.
- */
-async function recordForKnownUser(
-  database: Database,
-  accountId: number,
-  input: InteractionCreate,
-  type: string,
-  value: number,
-  occurredAt: Date,
-): Promise<{ id: number; endUserId: number; productId: number; price?: number } | undefined> {
-  const [row] = await database.rows<{ id: number; end_user_id: number; product_id: number }>(sql`
-    insert into interactions (account_id, end_user_id, product_id, interaction_type, value, query, occurred_at)
-    select ${accountId}, eu.id, p.id, ${type}, ${value}, ${input.query ?? null}, ${occurredAt.toISOString()}::timestamptz
-    from products p, end_users eu
-    where p.account_id = ${accountId} and p.external_id = ${input.external_product_id} and p.deleted_at is null
-      and eu.account_id = ${accountId} and eu.external_id = ${input.external_user_id}
-    limit 1
-    returning id::float8 as id, end_user_id::float8 as end_user_id, product_id::float8 as product_id`);
-  // No price: it only makes a PURCHASE's revenue, and a PURCHASE never takes this path.
-  return row === undefined
-    ? undefined
-    : { id: row.id, endUserId: row.end_user_id, productId: row.product_id };
 }
