@@ -1,6 +1,6 @@
 /**
  * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
- * store in <dir>; `... run <dir> shopMix|category|cold|repeated|productPage|cart [seconds]` starts the service on it under
+ * store in <dir>; `... run <dir> shopMix|views|category|cold|repeated|productPage|cart [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
@@ -112,19 +112,18 @@ if (mode === "seed") {
     path: `${R}/personalized/query`,
     body: JSON.stringify({ external_user_id: u, limit: 20, ...extra }),
   });
+  const view = (): LoadRequest => ({
+    method: "POST",
+    path: "/api/v1/interactions/",
+    body: JSON.stringify({
+      external_user_id: user(),
+      external_product_id: productId(Math.floor(rng() * products)),
+      interaction_type: "VIEW",
+    }),
+  });
   const make = (): LoadRequest => {
-    if (workload === "shopMix")
-      return rng() < 0.1
-        ? {
-            method: "POST",
-            path: "/api/v1/interactions/",
-            body: JSON.stringify({
-              external_user_id: user(),
-              external_product_id: productId(Math.floor(rng() * products)),
-              interaction_type: "VIEW",
-            }),
-          }
-        : pers(user());
+    if (workload === "shopMix") return rng() < 0.1 ? view() : pers(user());
+    if (workload === "views") return view();
     if (workload === "category")
       return pers(user(), {
         filters: {
