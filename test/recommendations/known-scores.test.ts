@@ -27,4 +27,18 @@ describe("scores remembered from an HNSW search", () => {
     expect(known.get(2)).toBeCloseTo(0.1, 6);
     expect(known.get(1)).toBeCloseTo(0.6, 6);
   });
+
+  test("a wide search answers every one of its items and nothing else", () => {
+    const known = new KnownScores();
+    const items = Array.from({ length: 700 }, (_, j) => (j * 7919) % 100_003);
+    known.remember(
+      found(
+        items,
+        items.map((_, j) => 1 - j / 1000),
+      ),
+    );
+    for (const [j, item] of items.entries()) expect(known.get(item)).toBeCloseTo(1 - j / 1000, 5);
+    const kept = new Set(items);
+    for (let other = 0; other < 5000; other++) if (!kept.has(other)) expect(known.get(other)).toBeNaN();
+  });
 });

@@ -2,16 +2,19 @@
  * Scores a per-user signal already has for some items: the ones its HNSW search returned, with the
  * similarity the index computed on the way. When those items are then scored as candidates the score is
  * looked up here instead of recomputed; their vectors are scattered over the whole catalogue (rarely in the
- * CPU cache), so a search in this small sorted list costs a fraction of the dot product it replaces.
+ * CPU cache), so a lookup in this small hash table costs a fraction of the dot product it replaces.
  */
 import type { Neighbours } from "../../../engine";
 
-/** Positions packed below the item in a sort key (searches return far fewer results than this). */
-const POSITIONS = 2 ** 20;
-
 export class KnownScores {
-  private items = new Int32Array(0);
+  /**
+   * An open-addressing table of the remembered items: slot keys are item + 1 (0 marks an empty slot), found
+   * by Fibonacci hashing and linear probing. Twice as many slots as items keep probes to one or two.
+   */
+  private keys = new Int32Array(0);
   private scores = new Float32Array(0);
+  private count = 0;
+  private shift = 32;
 
   /**
    * Keeps one search's results, each score multiplied by `scale`. Searches of one query only grow wider
@@ -19,34 +22,39 @@ export class KnownScores {
    */
   remember(found: Neighbours, scale = 1): void {
     const n = found.items.length;
-    if (n <= this.items.length) return;
-    // Sorted by item through one numeric sort of (item, position) packed into a double: no comparator calls.
-    const keys = new Float64Array(n);
-    for (let j = 0; j < n; j++) keys[j] = found.items[j]! * POSITIONS + j;
-    keys.sort();
-    const items = new Int32Array(n);
-    const scores = new Float32Array(n);
-    for (let p = 0; p < n; p++) {
-      const j = keys[p]! % POSITIONS;
-      items[p] = found.items[j]!;
-      scores[p] = found.scores[j]! * scale;
+    if (n <= this.count) return;
+    let bits = 4;
+    while (1 << bits < 2 * n) bits++;
+    const size = 1 << bits;
+    const mask = size - 1;
+    const shift = 32 - bits;
+    const keys = new Int32Array(size);
+    const scores = new Float32Array(size);
+    for (let j = 0; j < n; j++) {
+      const key = found.items[j]! + 1;
+      let slot = Math.imul(key, 0x9e3779b1) >>> shift;
+      while (keys[slot] !== 0 && keys[slot] !== key) slot = (slot + 1) & mask;
+      keys[slot] = key;
+      scores[slot] = found.scores[j]! * scale;
     }
-    this.items = items;
+    this.keys = keys;
     this.scores = scores;
+    this.count = n;
+    this.shift = shift;
   }
 
   /** The remembered score of `item`, or NaN when it has none. */
   get(item: number): number {
-    const items = this.items;
-    let lo = 0;
-    let hi = items.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const at = items[mid]!;
-      if (at === item) return this.scores[mid]!;
-      if (at < item) lo = mid + 1;
-      else hi = mid - 1;
+    const keys = this.keys;
+    if (this.count === 0 || item < 0) return Number.NaN;
+    const key = item + 1;
+    const mask = keys.length - 1;
+    let slot = Math.imul(key, 0x9e3779b1) >>> this.shift;
+    for (;;) {
+      const at = keys[slot]!;
+      if (at === key) return this.scores[slot]!;
+      if (at === 0) return Number.NaN;
+      slot = (slot + 1) & mask;
     }
-    return Number.NaN;
   }
 }
