@@ -32,7 +32,7 @@ export interface UserSignals {
 const memos = attached<UserHistory, Memo>("user memo");
 /**
  * Distinct `k` values kept per query (requests differ only by page size and filter share). Each list is a
- * few hundred ints, and the query keeps the widest one's similarities (known-scores.ts, 16 to 32 bytes an item),
+ * few hundred ints, and the query keeps the widest one's similarities (known-scores.ts, 11 to 21 bytes an item),
  * so a cached user costs a few KB on top of their history.
  */
 const MAX_TOPS = 2;
