@@ -78,6 +78,16 @@ function cpuTicks(pid: number): { process: number; main: number } {
   return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
 }
 
+/** The server's resident memory in MiB, as the kernel reports it (VmRSS). */
+function residentMiB(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? Number.NaN : Math.round(Number(kb) / 1024);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const data = () =>
   generateSynthetic({
     interactions,
@@ -217,6 +227,7 @@ if (mode === "seed") {
   });
   const measuredTo = (Date.now() - spawned) / 1000;
   const cpuAfter = cpuTicks(s.child.pid);
+  const rssMiB = residentMiB(s.child.pid);
   const served = r.requests;
   // CPU time the server spent per request served, in µs: the whole process and its request thread.
   const cpuUs = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, served));
@@ -233,6 +244,7 @@ if (mode === "seed") {
       share: (r.rps / h.rps).toFixed(3),
       cpuUsPerRequest: cpuUs(cpuAfter.process - cpuBefore.process),
       mainThreadUsPerRequest: cpuUs(cpuAfter.main - cpuBefore.main),
+      rssMiB,
     }),
   );
   s.child.kill("SIGTERM");
