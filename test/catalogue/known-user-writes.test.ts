@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { SQL } from "drizzle-orm";
 import { sql } from "drizzle-orm";
-import type { Database, DbOrTx } from "../../src/db/client";
+import { type Database, type DbOrTx, openDatabase } from "../../src/db/client";
 import { type KnownUserInteraction, KnownUserWriter } from "../../src/modules/interactions/known-user-writes";
 import { sharedTestContext, type TestContext } from "../helpers/context";
 import { registerTenant } from "../helpers/tenant";
@@ -110,6 +110,21 @@ describe("KnownUserWriter", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     const last = results[3] as PromiseFulfilledResult<{ id: number } | undefined>;
     expect((await storedRow(ctx.deps.database, last.value!.id))?.value).toBe(7);
+  }, 60_000);
+
+  test("a batch lost with the store is not written again one by one: each caller gets the error", async () => {
+    const closed = await openDatabase({ dataDir: "memory://" });
+    await closed.close();
+    const { database, statements } = counting(closed);
+    const writer = new KnownUserWriter(database, 1);
+    const results = await Promise.allSettled([
+      writer.record(view(1, "u0", "p0")),
+      writer.record(view(1, "u1", "p0")),
+      writer.record(view(1, "u2", "p0")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    // The lone first write, then the other two together; no third and fourth statement.
+    expect(statements()).toBe(2);
   }, 60_000);
 });
 

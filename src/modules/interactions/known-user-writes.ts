@@ -5,11 +5,12 @@
  * for that write to end and then go in together, as one statement: a lone interaction is written at once,
  * and a burst of them costs a few statements instead of one each. Each caller gets its own row back, or
  * undefined when its end user or product is missing (the caller then takes the general path, which creates
- * the user or answers 404). A batch that fails is written again one interaction at a time, so an error
- * reaches only the request that caused it.
+ * the user or answers 404). A batch the database refuses is written again one interaction at a time, so an
+ * error reaches only the request that caused it; a batch lost with the connection is not written again.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { classifyDatabaseError } from "../../db/errors";
 import { numberArray, textArray } from "../../db/pg-array";
 
 export interface KnownUserInteraction {
@@ -81,8 +82,15 @@ export class KnownUserWriter {
           this.database,
           batch.map((p) => p.interaction),
         );
-      } catch {
-        // Written again one by one below, where each request meets its own error, if any.
+      } catch (error) {
+        // A store that went away may have written the batch before it failed to answer: writing it again
+        // could record every interaction twice, so each request meets that error instead.
+        if (classifyDatabaseError(error) === "unavailable") {
+          for (const pending of batch) pending.reject(error);
+          return;
+        }
+        // Otherwise the statement was refused whole: written again one by one below, where each request
+        // meets its own error, if any.
       }
       if (rows !== undefined) {
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(rows[i]);
