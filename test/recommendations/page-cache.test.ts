@@ -210,6 +210,7 @@ describe("page cache behind the routes", () => {
     for (const res of [first, second]) {
       expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
       expect(res.headers.get("x-request-id")).toBeTruthy();
+      expect(res.headers.get("x-ratelimit-limit")).toBeTruthy();
     }
     expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
     await ctx.deps.recommendations.logs.flush();

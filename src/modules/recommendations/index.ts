@@ -41,21 +41,30 @@ const decodeCategory = (raw: string): string => {
 
 const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
+type ResponseSet = { headers: Record<string, string | number>; status?: number | string };
+
 /**
- * Runs after the response schema check: a page's body goes out as the JSON text made when it was rendered
- * (see respond.ts), in a Response carrying the status and headers set for the request. The headers move
- * from `set` into it: with none left there, Elysia sends this Response as it is instead of copying it into
- * another one to merge them (which made each response 2.3 times as long to produce, measured in-process).
+ * A page's body goes out as the JSON text made when it was rendered (see respond.ts), in a Response carrying
+ * the status and headers set for the request. Returned from the handler, it skips Elysia's response check:
+ * `renderPage` checked the body against the response schema once, when the page was made, so a page served
+ * again from the page cache is not checked again for every sending. The headers move from `set` into it:
+ * with none left there, Elysia sends this Response as it is instead of copying it into another one to merge
+ * them (which made each response 2.3 times as long to produce, measured in-process). A body without such
+ * text is returned as it is, for Elysia to check and send.
  */
-function sendPreRendered({
-  responseValue,
-  set,
-}: {
-  responseValue: unknown;
-  set: { headers: Record<string, string | number>; status?: number | string };
-}): Response | undefined {
-  const json = preRenderedJson(responseValue);
-  if (json === undefined) return undefined;
+function sendPage(
+  result: RecommendationPage | Promise<RecommendationPage>,
+  set: ResponseSet,
+): RecommendationPage | Response | Promise<RecommendationPage> {
+  if (!(result instanceof Promise)) return pageResponse(result, set);
+  // Elysia's handler type takes a promise of a body or of a Response, not of either; it tells them apart
+  // when the promise settles.
+  return result.then((page) => pageResponse(page, set)) as Promise<RecommendationPage>;
+}
+
+function pageResponse(page: RecommendationPage, set: ResponseSet): RecommendationPage | Response {
+  const json = preRenderedJson(page);
+  if (json === undefined) return page;
   const headers: Record<string, string> = {};
   for (const name in set.headers) headers[name] = String(set.headers[name]);
   headers["content-type"] = JSON_CONTENT_TYPE;
@@ -75,10 +84,9 @@ function recommendationsRoutes(deps: AppDeps) {
   };
   return new Elysia({ ...ELYSIA_CONFIG, name: "recommendations", prefix: "/api/v1/recommendations" })
     .use(authPlugin(deps))
-    .mapResponse(sendPreRendered)
     .post(
       "/personalized/query",
-      ({ tenant, body }) => queryPersonalized({ ctx: tenant, deps, input: body }),
+      ({ tenant, body, set }) => sendPage(queryPersonalized({ ctx: tenant, deps, input: body }), set),
       {
         auth,
         body: PersonalizedQuery,
@@ -109,34 +117,40 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .get(
       "/category/:category",
-      ({ tenant, params, query }) =>
-        listCategory({
-          ctx: tenant,
-          deps,
-          input: {
-            category: decodeCategory(params.category),
-            sortBy: query.sort_by,
-            skip: query.skip,
-            limit: query.limit,
-            externalUserId: query.external_user_id,
-          },
-        }),
+      ({ tenant, params, query, set }) =>
+        sendPage(
+          listCategory({
+            ctx: tenant,
+            deps,
+            input: {
+              category: decodeCategory(params.category),
+              sortBy: query.sort_by,
+              skip: query.skip,
+              limit: query.limit,
+              externalUserId: query.external_user_id,
+            },
+          }),
+          set,
+        ),
       { auth, params: CategoryParams, query: CategoryQuery, response, detail: categoryDetail },
     )
     .get(
       "/category/*",
-      ({ tenant, params, query }) =>
-        listCategory({
-          ctx: tenant,
-          deps,
-          input: {
-            category: decodeCategory(params["*"]),
-            sortBy: query.sort_by,
-            skip: query.skip,
-            limit: query.limit,
-            externalUserId: query.external_user_id,
-          },
-        }),
+      ({ tenant, params, query, set }) =>
+        sendPage(
+          listCategory({
+            ctx: tenant,
+            deps,
+            input: {
+              category: decodeCategory(params["*"]),
+              sortBy: query.sort_by,
+              skip: query.skip,
+              limit: query.limit,
+              externalUserId: query.external_user_id,
+            },
+          }),
+          set,
+        ),
       {
         auth,
         params: t.Object({ "*": t.String({ minLength: 1, maxLength: 255 }) }),
@@ -147,19 +161,22 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .get(
       "/products/external/:external_product_id/similar",
-      ({ tenant, params, query }) =>
-        listSimilar({
-          ctx: tenant,
-          deps,
-          input: {
-            externalProductId: params.external_product_id,
-            skip: query.skip,
-            limit: query.limit,
-            includeExplanation: query.include_explanation,
-            explanationLevel: query.explanation_level,
-            externalUserId: query.external_user_id,
-          },
-        }),
+      ({ tenant, params, query, set }) =>
+        sendPage(
+          listSimilar({
+            ctx: tenant,
+            deps,
+            input: {
+              externalProductId: params.external_product_id,
+              skip: query.skip,
+              limit: query.limit,
+              includeExplanation: query.include_explanation,
+              explanationLevel: query.explanation_level,
+              externalUserId: query.external_user_id,
+            },
+          }),
+          set,
+        ),
       {
         auth,
         params: SimilarParams,
@@ -178,7 +195,8 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .post(
       "/ecommerce/homepage",
-      ({ tenant, body }) => recommendPreset({ ctx: tenant, deps, input: { preset: "homepage", body } }),
+      ({ tenant, body, set }) =>
+        sendPage(recommendPreset({ ctx: tenant, deps, input: { preset: "homepage", body } }), set),
       {
         auth,
         body: PresetBody,
@@ -192,12 +210,15 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .post(
       "/ecommerce/product-page",
-      ({ tenant, body, query }) =>
-        recommendPreset({
-          ctx: tenant,
-          deps,
-          input: { preset: "product-page", body, currentProductId: query.current_product_id },
-        }),
+      ({ tenant, body, query, set }) =>
+        sendPage(
+          recommendPreset({
+            ctx: tenant,
+            deps,
+            input: { preset: "product-page", body, currentProductId: query.current_product_id },
+          }),
+          set,
+        ),
       {
         auth,
         body: PresetBody,
@@ -214,12 +235,15 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .post(
       "/ecommerce/cart",
-      ({ tenant, body, query }) =>
-        recommendPreset({
-          ctx: tenant,
-          deps,
-          input: { preset: "cart", body, cartItems: query.cart_items },
-        }),
+      ({ tenant, body, query, set }) =>
+        sendPage(
+          recommendPreset({
+            ctx: tenant,
+            deps,
+            input: { preset: "cart", body, cartItems: query.cart_items },
+          }),
+          set,
+        ),
       {
         auth,
         body: PresetBody,
@@ -237,12 +261,15 @@ function recommendationsRoutes(deps: AppDeps) {
     )
     .post(
       "/ecommerce/checkout",
-      ({ tenant, body, query }) =>
-        recommendPreset({
-          ctx: tenant,
-          deps,
-          input: { preset: "checkout", body, orderValue: query.order_value },
-        }),
+      ({ tenant, body, query, set }) =>
+        sendPage(
+          recommendPreset({
+            ctx: tenant,
+            deps,
+            input: { preset: "checkout", body, orderValue: query.order_value },
+          }),
+          set,
+        ),
       {
         auth,
         body: PresetBody,

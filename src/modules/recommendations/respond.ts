@@ -4,10 +4,12 @@
  * which what was shown is logged (batched, off the hot path; for the end user when there is one, who must
  * still exist) for export, erasure and online evaluation; and the response is counted in the account's usage.
  */
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { t, ValidationError } from "elysia";
 import { attached } from "../../shared/attached";
 import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
-import type { RankedPage, RecommendationPage } from "./schemas";
+import { type RankedPage, RecommendationPage } from "./schemas";
 import type { AnswerLabels, RecommendationLogQueue } from "./serving/log-queue";
 import type { RenderedPage } from "./serving/page-cache";
 
@@ -28,6 +30,15 @@ export function preRenderedJson(value: unknown): string | undefined {
   return typeof value === "object" && value !== null ? jsonOfBody.get(value) : undefined;
 }
 
+/**
+ * The response schema without what each sending adds. The route sends a rendered page's JSON text as it is,
+ * past Elysia's check of every response, so the body is checked here, once, when the page is made; what a
+ * sending adds (`recommendationId`, a UUID, and an experiment's labels) is made by `respond` from values of
+ * the schema's types. A body that fails is our bug: it is refused as Elysia refuses one (the kernel logs
+ * where it failed and answers 500).
+ */
+const RENDERED_BODY = TypeCompiler.Compile(t.Omit(RecommendationPage, ["recommendationId", "experiment"]));
+
 export function renderPage(
   endpoint: string,
   endUserId: number | null,
@@ -40,6 +51,7 @@ export function renderPage(
     bytes += 64 + item.externalId.length + item.name.length + (item.explanation?.length ?? 0);
   }
   const body = { items: page.items, total: page.total, skip, limit };
+  if (!RENDERED_BODY.Check(body)) throw new ValidationError("response", RENDERED_BODY, body);
   const json = JSON.stringify(body);
   jsonOfBody.set(body, json);
   return {
