@@ -2,10 +2,19 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { sql } from "drizzle-orm";
 import { DEFAULT_TUNING, type ServingTuning } from "../../src/engine/ranking/candidates";
 import { denseHistory } from "../../src/engine/ranking/components";
+import type { ModelSignals } from "../../src/engine/ranking/signals";
 import { rank } from "../../src/modules/recommendations/ranking/rank";
 import { sourceLabels } from "../../src/modules/recommendations/ranking/rank-items";
-import { HistoryCache } from "../../src/modules/recommendations/serving/history-cache";
+import { factorIndex } from "../../src/modules/recommendations/serving/ann-access";
+import { HistoryCache, withInteractions } from "../../src/modules/recommendations/serving/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/serving/history-sync";
+import {
+  CARRY_SLACK,
+  carryCandidates,
+  MAX_CARRIED_GENERATIONS,
+  MIN_CARRIED_HISTORY,
+  userSignals,
+} from "../../src/modules/recommendations/serving/user-memo";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -342,5 +351,155 @@ describe("history freshness across processes", () => {
       next = await ctx.request("POST", QUERY, { apiKey: tenant.apiKey, body });
     }
     expect(ids(next.body)).not.toContain(target);
+  });
+});
+
+describe("candidates carried from the user's previous history", () => {
+  // A factor model: its collaborative query is kept per user (an EASE query is recomputed and never carried).
+  let als: Tenant;
+  beforeAll(async () => {
+    als = await registerTenant(ctx);
+    // Histories long enough to carry candidates (MIN_CARRIED_HISTORY), in a catalogue wider than a search.
+    await generateTenant(ctx, als.accountId, {
+      users: 60,
+      interactionsPerUser: 100,
+      productsPerCategory: 40,
+    });
+    const job = await trainAndWait(ctx, als.apiKey, { ...FAST_TRAINING, algorithm: "als" });
+    expect(job.status).toBe("completed");
+  }, 180_000);
+
+  /** The suite's signals, with the collaborative searches counted (and the k each asked for). */
+  function countingSignals(signals: ModelSignals) {
+    const searches: number[] = [];
+    const found: Int32Array[] = [];
+    const counting = Object.create(signals) as ModelSignals;
+    counting.collaborative = (dense) => {
+      const query = signals.collaborative(dense);
+      if (query === null) return null;
+      return {
+        score: query.score,
+        ...(query.scoreInto ? { scoreInto: query.scoreInto } : {}),
+        top: (k: number) => {
+          searches.push(k);
+          const items = query.top(k);
+          found.push(items);
+          return items;
+        },
+      };
+    };
+    return { counting, searches, found };
+  }
+
+  const viewed = (product: string, at: number) => ({
+    externalProductId: product,
+    interactionType: "VIEW",
+    value: 1,
+    occurredAt: new Date(at),
+  });
+
+  test("after a recorded interaction the next ranking rescores the previous search's items; the third in a row searches again", async () => {
+    const service = ctx.deps.recommendations;
+    const view = await service.view(als.accountId);
+    const { counting, searches, found } = countingSignals(view.signals!);
+    let history = await service.histories.get(als.accountId, "u-4");
+    expect(view.signals!.collaborative(denseHistory(view.table, history))?.volatile).toBeFalsy();
+    expect(denseHistory(view.table, history).items.length).toBeGreaterThanOrEqual(MIN_CARRIED_HISTORY);
+    const first = userSignals(history, view.table, counting).collaborative()!;
+    const firstTop = Array.from(first.top(20));
+    // The search fetched a little more than asked, for the next history to carry.
+    expect(searches).toEqual([20 + CARRY_SLACK]);
+    expect(firstTop.length).toBe(20);
+    const searched = [...found[0]!];
+    const start = Date.now();
+    for (let generation = 1; generation <= MAX_CARRIED_GENERATIONS; generation++) {
+      const next = withInteractions(history, [viewed(`p-${generation}-1`, start + generation)]);
+      carryCandidates(history, next);
+      history = next;
+      const query = userSignals(history, view.table, counting).collaborative()!;
+      const top = query.top(20);
+      expect(searches.length).toBe(1);
+      // The best 20 of the searched items by the new history's own scores, best first.
+      const best = [...searched].sort((a, b) => query.score(b) - query.score(a)).slice(0, 20);
+      expect(top.length).toBe(20);
+      for (let p = 0; p < top.length; p++) {
+        expect(searched).toContain(top[p]!);
+        expect(query.score(top[p]!)).toBeCloseTo(query.score(best[p]!), 5);
+      }
+    }
+    const again = withInteractions(history, [viewed("p-3-3", start + 10)]);
+    carryCandidates(history, again);
+    userSignals(again, view.table, counting).collaborative()!.top(20);
+    expect(searches.length).toBe(2);
+  });
+
+  test("a short history searches: a few more products move its vector too far", async () => {
+    const service = ctx.deps.recommendations;
+    const view = await service.view(als.accountId);
+    const { counting, searches } = countingSignals(view.signals!);
+    const full = await service.histories.get(als.accountId, "u-5");
+    const short = { ...full, events: full.events.slice(0, 5), interacted: [] };
+    expect(denseHistory(view.table, short).items.length).toBeLessThan(MIN_CARRIED_HISTORY);
+    userSignals(short, view.table, counting).collaborative()!.top(10);
+    const next = withInteractions(short, [viewed("p-1-9", Date.now())]);
+    carryCandidates(short, next);
+    userSignals(next, view.table, counting).collaborative()!.top(10);
+    expect(searches.length).toBe(2);
+  });
+
+  test("a wider request than the carried items, or another model, searches", async () => {
+    const service = ctx.deps.recommendations;
+    const view = await service.view(als.accountId);
+    const { counting, searches } = countingSignals(view.signals!);
+    const history = await service.histories.get(als.accountId, "u-6");
+    userSignals(history, view.table, counting).collaborative()!.top(10);
+    const next = withInteractions(history, [viewed("p-2-2", Date.now())]);
+    carryCandidates(history, next);
+    userSignals(next, view.table, counting)
+      .collaborative()!
+      .top(10 + CARRY_SLACK + 1);
+    expect(searches.length).toBe(2);
+    const other = countingSignals(view.signals!);
+    const later = withInteractions(next, [viewed("p-2-3", Date.now() + 1)]);
+    carryCandidates(next, later);
+    userSignals(later, view.table, other.counting).collaborative()!.top(10);
+    expect(other.searches.length).toBe(1);
+  });
+
+  test("through the routes: a viewed product leaves the next answer without a search, as a fresh search would answer", async () => {
+    const user = "u-8";
+    const body = { external_user_id: user, limit: 10, strategy: "collab" };
+    // The searches of the model's factor index, counted on the index itself.
+    const view = await ctx.deps.recommendations.view(als.accountId);
+    const index = factorIndex(view.snapshot!.model)!.index;
+    const search = index.searchKnn.bind(index);
+    let searches = 0;
+    Object.defineProperty(index, "searchKnn", {
+      configurable: true,
+      value: (...args: Parameters<typeof search>) => {
+        searches++;
+        return search(...args);
+      },
+    });
+    try {
+      Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
+      const first = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+      expect(searches).toBeGreaterThan(0);
+      const target = ids(first.body)[0]!;
+      await interact(ctx, als, user, target, "VIEW");
+      searches = 0;
+      const carried = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+      expect(searches).toBe(0);
+      expect(ids(carried.body)).not.toContain(target);
+      // The same history read again from the store is a new object with nothing carried: it searches.
+      ctx.deps.recommendations.histories.invalidate(als.accountId, user);
+      const searched = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+      expect(searches).toBeGreaterThan(0);
+      expect(ids(carried.body)).toEqual(ids(searched.body));
+      expect(carried.body.total).toBe(searched.body.total);
+    } finally {
+      delete (index as { searchKnn?: unknown }).searchKnn;
+      Object.assign(tuning, DEFAULT_TUNING);
+    }
   });
 });

@@ -152,24 +152,26 @@ export class HistoryCache {
    * Interactions this process just committed for the user. A loaded history takes them in as a new object
    * (so everything memoised on the old one is computed again, as after a read) instead of being read again
    * on the next request; one still loading, or one of a user the account did not have yet, is dropped.
+   * Answers the history replaced and the one that took its place, when there was one to take them in.
    */
   recorded(
     accountId: number,
     externalUserId: string,
     endUserId: number,
     interactions: readonly RecordedEvent[],
-  ): void {
+  ): { previous: UserHistory; updated: UserHistory } | undefined {
     this.preload?.dirty(accountId, externalUserId);
     const key = cacheKey(accountId, externalUserId);
     const hit = this.entries.peek(key);
-    if (hit === undefined) return;
+    if (hit === undefined) return undefined;
     const current = hit.loaded;
     if (current === undefined || current.endUserId !== endUserId) {
       this.entries.delete(key);
-      return;
+      return undefined;
     }
     const updated = withInteractions(current, interactions);
     this.entries.set(key, { value: Promise.resolve(updated), loadedAt: hit.loadedAt, loaded: updated });
+    return { previous: current, updated };
   }
 
   /** The user's data changed: the next request reads it again. */

@@ -15,6 +15,7 @@ import { HistorySync } from "./history-sync";
 import { EMBEDDED_FLUSH_AT, RecommendationLogQueue } from "./log-queue";
 import { PageCache } from "./page-cache";
 import { snapshotView } from "./snapshot-signals";
+import { carryCandidates } from "./user-memo";
 import type { ServingView } from "./view";
 
 export interface SnapshotSource {
@@ -149,7 +150,14 @@ export class RecommendationService {
   async start(): Promise<void> {
     this.unsubscribe.push(
       this.events.interactionsRecorded.on((event) => {
-        this.histories.recorded(event.accountId, event.externalUserId, event.endUserId, event.interactions);
+        const change = this.histories.recorded(
+          event.accountId,
+          event.externalUserId,
+          event.endUserId,
+          event.interactions,
+        );
+        // The next ranking starts from this user's previous candidates (see user-memo.ts).
+        if (change !== undefined) carryCandidates(change.previous, change.updated);
         this.historySync.publish(event.accountId, event.externalUserId);
         // Popularity of the no-model table moved; the snapshot keeps its trained popularity until retraining.
         this.catalogue.invalidate(event.accountId);
