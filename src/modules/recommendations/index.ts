@@ -39,6 +39,15 @@ const decodeCategory = (raw: string): string => {
   }
 };
 
+/** Both category routes' input: the path as given (plain or encoded) and the listing's query. */
+const categoryInput = (raw: string, query: typeof CategoryQuery.static) => ({
+  category: decodeCategory(raw),
+  sortBy: query.sort_by,
+  skip: query.skip,
+  limit: query.limit,
+  externalUserId: query.external_user_id,
+});
+
 const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 type ResponseSet = { headers: Record<string, string | number>; status?: number | string };
@@ -118,39 +127,13 @@ function recommendationsRoutes(deps: AppDeps) {
     .get(
       "/category/:category",
       ({ tenant, params, query, set }) =>
-        sendPage(
-          listCategory({
-            ctx: tenant,
-            deps,
-            input: {
-              category: decodeCategory(params.category),
-              sortBy: query.sort_by,
-              skip: query.skip,
-              limit: query.limit,
-              externalUserId: query.external_user_id,
-            },
-          }),
-          set,
-        ),
+        sendPage(listCategory({ ctx: tenant, deps, input: categoryInput(params.category, query) }), set),
       { auth, params: CategoryParams, query: CategoryQuery, response, detail: categoryDetail },
     )
     .get(
       "/category/*",
       ({ tenant, params, query, set }) =>
-        sendPage(
-          listCategory({
-            ctx: tenant,
-            deps,
-            input: {
-              category: decodeCategory(params["*"]),
-              sortBy: query.sort_by,
-              skip: query.skip,
-              limit: query.limit,
-              externalUserId: query.external_user_id,
-            },
-          }),
-          set,
-        ),
+        sendPage(listCategory({ ctx: tenant, deps, input: categoryInput(params["*"], query) }), set),
       {
         auth,
         params: t.Object({ "*": t.String({ minLength: 1, maxLength: 255 }) }),
