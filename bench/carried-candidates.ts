@@ -1,10 +1,11 @@
 /**
- * `bun run bench/carried-candidates.ts [--uniform] [users]`: how closely the collaborative candidates a user's
- * next history carries over (src/modules/recommendations/serving/user-memo.ts) match a new search, on the
+ * `bun run bench/carried-candidates.ts [--content] [--uniform] [users]`: how closely the collaborative (or,
+ * with --content, the content) candidates a user's next history carries over (src/modules/recommendations/serving/user-memo.ts) match a new search, on the
  * serving bench's synthetic shop (20k products in 100 categories, 5,000 users, 150k interactions) trained by
  * the engine's own pipeline.
  *
- * For each user: the exact top 100 + slack items of their folded-in vector (what the first search returns),
+ * For each user: the exact top 100 + slack items of their folded-in vector or content profile (what the first
+ * search returns),
  * then one viewed product after another (drawn by popularity, or uniformly with --uniform). After each view
  * the carried items are scored with the new vector and their best 20 and 40 compared with an exact scan of
  * every item for the new vector; the next view starts from the carried list, as serving does. The HNSW search
@@ -12,6 +13,7 @@
  * given per history length: serving carries only for histories of MIN_CARRIED_HISTORY products or more, and
  * for MAX_CARRIED_GENERATIONS views in a row (the views past those are shown for comparison).
  */
+import { addContentRow, contentDot } from "../src/engine/content";
 import { foldInUser } from "../src/engine/fold-in";
 import { createRng } from "../src/engine/rng";
 import { trainModel } from "../src/engine/train";
@@ -25,6 +27,7 @@ import { generateSynthetic } from "./data/synthetic";
 
 const args = process.argv.slice(2);
 const uniform = args.includes("--uniform");
+const content = args.includes("--content");
 const maxUsers = Number(args.find((a) => /^\d+$/.test(a)) ?? 600);
 const WIDTH = 100 + CARRY_SLACK;
 const VIEWS = 4;
@@ -41,14 +44,28 @@ const { events } = data;
 const started = performance.now();
 const { model } = trainModel({ events, ...(data.items ? { items: data.items } : {}) });
 const als = model.als;
-if (als === null)
-  throw new Error("the pipeline chose EASE, whose scores are computed whole and never carried");
+const vectors = model.content;
+if (content ? vectors === null : als === null) {
+  throw new Error(content ? "the model has no content vectors" : "the pipeline chose EASE, never carried");
+}
 console.log(`trained in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-const { k, itemFactors: Y } = als;
 const n = events.nItems;
+/** The user's query vector: the folded-in factors, or the content profile (as serving builds them). */
+const queryOf = (items: number[], weights: number[]): Float32Array => {
+  if (!content)
+    return foldInUser(als!, { items: Int32Array.from(items), weights: Float32Array.from(weights) });
+  const profile = new Float32Array(vectors!.dims);
+  for (let h = 0; h < items.length; h++) addContentRow(vectors!, items[h]!, weights[h]!, profile);
+  return profile;
+};
 const scores = (x: Float32Array): Float32Array => {
   const out = new Float32Array(n);
+  if (content) {
+    for (let i = 0; i < n; i++) out[i] = contentDot(vectors!, i, x);
+    return out;
+  }
+  const { k, itemFactors: Y } = als!;
   for (let i = 0; i < n; i++) {
     let d = 0;
     for (let a = 0; a < k; a++) d += x[a]! * Y[i * k + a]!;
@@ -81,7 +98,7 @@ for (let u = 0; u < events.nUsers && users < maxUsers; u++) {
   const excluded = new Set(items);
   // Serving checks the history it ranks: this one with its first view.
   const bucket = bucketOf(items.length + 1);
-  const fold = () => foldInUser(als, { items: Int32Array.from(items), weights: Float32Array.from(weights) });
+  const fold = () => queryOf(items, weights);
   let carried = best(scores(fold()), everyItem, excluded, WIDTH);
   const viewWeight = model.weights.view;
   for (let view = 0; view < VIEWS; view++) {
@@ -106,7 +123,9 @@ for (let u = 0; u < events.nUsers && users < maxUsers; u++) {
   }
 }
 const mean = (v: number[]) => (100 * v.reduce((p, c) => p + c, 0)) / v.length;
-console.log(`${users} users, views drawn ${uniform ? "uniformly" : "by popularity"}, ${WIDTH} items carried`);
+console.log(
+  `${content ? "content" : "collaborative"} candidates, ${users} users, views drawn ${uniform ? "uniformly" : "by popularity"}, ${WIDTH} items carried`,
+);
 BUCKETS.forEach((name, bucket) => {
   const rows = top20[bucket]!;
   if (rows[0]!.length === 0) return;

@@ -5,7 +5,7 @@ import { denseHistory } from "../../src/engine/ranking/components";
 import type { ModelSignals } from "../../src/engine/ranking/signals";
 import { rank } from "../../src/modules/recommendations/ranking/rank";
 import { sourceLabels } from "../../src/modules/recommendations/ranking/rank-items";
-import { factorIndex } from "../../src/modules/recommendations/serving/ann-access";
+import { contentIndex, factorIndex } from "../../src/modules/recommendations/serving/ann-access";
 import { HistoryCache, withInteractions } from "../../src/modules/recommendations/serving/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/serving/history-sync";
 import {
@@ -369,13 +369,14 @@ describe("candidates carried from the user's previous history", () => {
     expect(job.status).toBe("completed");
   }, 180_000);
 
-  /** The suite's signals, with the collaborative searches counted (and the k each asked for). */
-  function countingSignals(signals: ModelSignals) {
+  type Signal = "collaborative" | "content";
+  /** The suite's signals, with one signal's searches counted (and the k each asked for). */
+  function countingSignals(signals: ModelSignals, signal: Signal = "collaborative") {
     const searches: number[] = [];
     const found: Int32Array[] = [];
     const counting = Object.create(signals) as ModelSignals;
-    counting.collaborative = (dense) => {
-      const query = signals.collaborative(dense);
+    counting[signal] = (dense) => {
+      const query = signals[signal](dense);
       if (query === null) return null;
       return {
         score: query.score,
@@ -398,40 +399,46 @@ describe("candidates carried from the user's previous history", () => {
     occurredAt: new Date(at),
   });
 
-  test("after a recorded interaction the next ranking rescores the previous search's items; the third in a row searches again", async () => {
-    const service = ctx.deps.recommendations;
-    const view = await service.view(als.accountId);
-    const { counting, searches, found } = countingSignals(view.signals!);
-    let history = await service.histories.get(als.accountId, "u-4");
-    expect(view.signals!.collaborative(denseHistory(view.table, history))?.volatile).toBeFalsy();
-    expect(denseHistory(view.table, history).items.length).toBeGreaterThanOrEqual(MIN_CARRIED_HISTORY);
-    const first = userSignals(history, view.table, counting).collaborative()!;
-    const firstTop = Array.from(first.top(20));
-    // The search fetched a little more than asked, for the next history to carry.
-    expect(searches).toEqual([20 + CARRY_SLACK]);
-    expect(firstTop.length).toBe(20);
-    const searched = [...found[0]!];
-    const start = Date.now();
-    for (let generation = 1; generation <= MAX_CARRIED_GENERATIONS; generation++) {
-      const next = withInteractions(history, [viewed(`p-${generation}-1`, start + generation)]);
-      carryCandidates(history, next);
-      history = next;
-      const query = userSignals(history, view.table, counting).collaborative()!;
-      const top = query.top(20);
-      expect(searches.length).toBe(1);
-      // The best 20 of the searched items by the new history's own scores, best first.
-      const best = [...searched].sort((a, b) => query.score(b) - query.score(a)).slice(0, 20);
-      expect(top.length).toBe(20);
-      for (let p = 0; p < top.length; p++) {
-        expect(searched).toContain(top[p]!);
-        expect(query.score(top[p]!)).toBeCloseTo(query.score(best[p]!), 5);
+  test.each([
+    ["collaborative", "u-4"],
+    ["content", "u-7"],
+  ] as const)(
+    "after a recorded interaction the next ranking rescores the previous %s search's items; the third in a row searches again",
+    async (signal, user) => {
+      const service = ctx.deps.recommendations;
+      const view = await service.view(als.accountId);
+      const { counting, searches, found } = countingSignals(view.signals!, signal);
+      let history = await service.histories.get(als.accountId, user);
+      expect(view.signals![signal](denseHistory(view.table, history))?.volatile).toBeFalsy();
+      expect(denseHistory(view.table, history).items.length).toBeGreaterThanOrEqual(MIN_CARRIED_HISTORY);
+      const first = userSignals(history, view.table, counting)[signal]()!;
+      const firstTop = Array.from(first.top(20));
+      // The search fetched a little more than asked, for the next history to carry.
+      expect(searches).toEqual([20 + CARRY_SLACK]);
+      expect(firstTop.length).toBe(20);
+      const searched = [...found[0]!];
+      const start = Date.now();
+      for (let generation = 1; generation <= MAX_CARRIED_GENERATIONS; generation++) {
+        const next = withInteractions(history, [viewed(`p-${generation}-1`, start + generation)]);
+        carryCandidates(history, next);
+        history = next;
+        const query = userSignals(history, view.table, counting)[signal]()!;
+        const top = query.top(20);
+        expect(searches.length).toBe(1);
+        // The best 20 of the searched items by the new history's own scores, best first.
+        const best = [...searched].sort((a, b) => query.score(b) - query.score(a)).slice(0, 20);
+        expect(top.length).toBe(20);
+        for (let p = 0; p < top.length; p++) {
+          expect(searched).toContain(top[p]!);
+          expect(query.score(top[p]!)).toBeCloseTo(query.score(best[p]!), 5);
+        }
       }
-    }
-    const again = withInteractions(history, [viewed("p-3-3", start + 10)]);
-    carryCandidates(history, again);
-    userSignals(again, view.table, counting).collaborative()!.top(20);
-    expect(searches.length).toBe(2);
-  });
+      const again = withInteractions(history, [viewed("p-3-3", start + 10)]);
+      carryCandidates(history, again);
+      userSignals(again, view.table, counting)[signal]()!.top(20);
+      expect(searches.length).toBe(2);
+    },
+  );
 
   test("a short history searches: a few more products move its vector too far", async () => {
     const service = ctx.deps.recommendations;
@@ -466,40 +473,45 @@ describe("candidates carried from the user's previous history", () => {
     expect(other.searches.length).toBe(1);
   });
 
-  test("through the routes: a viewed product leaves the next answer without a search, as a fresh search would answer", async () => {
-    const user = "u-8";
-    const body = { external_user_id: user, limit: 10, strategy: "collab" };
-    // The searches of the model's factor index, counted on the index itself.
-    const view = await ctx.deps.recommendations.view(als.accountId);
-    const index = factorIndex(view.snapshot!.model)!.index;
-    const search = index.searchKnn.bind(index);
-    let searches = 0;
-    Object.defineProperty(index, "searchKnn", {
-      configurable: true,
-      value: (...args: Parameters<typeof search>) => {
-        searches++;
-        return search(...args);
-      },
-    });
-    try {
-      Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
-      const first = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
-      expect(searches).toBeGreaterThan(0);
-      const target = ids(first.body)[0]!;
-      await interact(ctx, als, user, target, "VIEW");
-      searches = 0;
-      const carried = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
-      expect(searches).toBe(0);
-      expect(ids(carried.body)).not.toContain(target);
-      // The same history read again from the store is a new object with nothing carried: it searches.
-      ctx.deps.recommendations.histories.invalidate(als.accountId, user);
-      const searched = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
-      expect(searches).toBeGreaterThan(0);
-      expect(ids(carried.body)).toEqual(ids(searched.body));
-      expect(carried.body.total).toBe(searched.body.total);
-    } finally {
-      delete (index as { searchKnn?: unknown }).searchKnn;
-      Object.assign(tuning, DEFAULT_TUNING);
-    }
-  });
+  test.each([
+    ["collab", "u-8", factorIndex],
+    ["content_based", "u-9", contentIndex],
+  ] as const)(
+    "through the routes (%s): a viewed product leaves the next answer without a search, as a fresh search would answer",
+    async (strategy, user, indexOf) => {
+      const body = { external_user_id: user, limit: 10, strategy };
+      // The searches of the signal's index, counted on the index itself.
+      const view = await ctx.deps.recommendations.view(als.accountId);
+      const index = indexOf(view.snapshot!.model)!.index;
+      const search = index.searchKnn.bind(index);
+      let searches = 0;
+      Object.defineProperty(index, "searchKnn", {
+        configurable: true,
+        value: (...args: Parameters<typeof search>) => {
+          searches++;
+          return search(...args);
+        },
+      });
+      try {
+        Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
+        const first = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+        expect(searches).toBeGreaterThan(0);
+        const target = ids(first.body)[0]!;
+        await interact(ctx, als, user, target, "VIEW");
+        searches = 0;
+        const carried = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+        expect(searches).toBe(0);
+        expect(ids(carried.body)).not.toContain(target);
+        // The same history read again from the store is a new object with nothing carried: it searches.
+        ctx.deps.recommendations.histories.invalidate(als.accountId, user);
+        const searched = await ctx.request("POST", QUERY, { apiKey: als.apiKey, body });
+        expect(searches).toBeGreaterThan(0);
+        expect(ids(carried.body)).toEqual(ids(searched.body));
+        expect(carried.body.total).toBe(searched.body.total);
+      } finally {
+        delete (index as { searchKnn?: unknown }).searchKnn;
+        Object.assign(tuning, DEFAULT_TUNING);
+      }
+    },
+  );
 });

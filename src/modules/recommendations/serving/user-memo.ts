@@ -5,15 +5,16 @@
  * interaction or an erasure drops the entry (and with it this memo), and a newly published model is a new
  * table and signals.
  *
- * A history that took in an interaction this process recorded starts its collaborative candidates from the
- * previous history's (`carryCandidates`): the items that search returned, scored again with the new folded-in
- * vector, instead of a new HNSW search. One more product moves a long history's vector little, so the best
- * items for the new vector are nearly always among the best ones for the old (`bun run
- * bench/carried-candidates.ts`: on the serving bench's 20k-product synthetic shop, for 559 users of 20 or more
- * products, the top 20 of the rescored items held 99.96% of an exact scan's top 20 one view later and 99.90%
- * two views later, views drawn by popularity; 99.98% for views drawn uniformly; the HNSW search itself holds
- * 99.84%). Two histories in a row may rank this way; the third searches again, so the approximation never
- * drifts further. Shorter histories always search.
+ * A history that took in an interaction this process recorded starts its candidates from the previous
+ * history's (`carryCandidates`): the items each of its two searches (collaborative and content) returned,
+ * scored again with the new folded-in vector or content profile, instead of new HNSW searches. One more
+ * product moves a long history's vector and profile little, so the best items for the new ones are nearly
+ * always among the best for the old (`bun run bench/carried-candidates.ts [--content] [--uniform]`: on the
+ * serving bench's 20k-product synthetic shop, for 559 users of 20 or more products, the top 20 of the
+ * rescored items held 99.96% of an exact scan's collaborative top 20 one view later and 99.90% two views
+ * later, and 99.88% and 99.78% of the content top 20, views drawn by popularity; the HNSW searches themselves
+ * hold 99.84% and about 95%). Two histories in a row may rank this way; the third searches again, so the
+ * approximation never drifts further. Shorter histories always search.
  */
 import { denseHistory, type TypedHistory } from "../../../engine/ranking/components";
 import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
@@ -28,10 +29,10 @@ interface Memo {
   dense: TypedHistory;
   historyItems?: ItemSet;
   collab?: Remembered | SignalQuery | null;
-  content?: SignalQuery | null;
+  content?: Remembered | SignalQuery | null;
 }
 
-/** Collaborative candidates a history took over from the one before it (see `carryCandidates`). */
+/** Candidates of one signal a history took over from the one before it (see `carryCandidates`). */
 interface Carried {
   table: ItemTable;
   signals: ModelSignals;
@@ -66,7 +67,9 @@ export interface UserSignals {
 }
 
 const memos = attached<UserHistory, Memo>("user memo");
-const carried = attached<UserHistory, Carried>("carried collaborative candidates");
+type Signal = "collab" | "content";
+const SIGNALS: readonly Signal[] = ["collab", "content"];
+const carried = attached<UserHistory, Partial<Record<Signal, Carried>>>("carried candidates");
 /**
  * Distinct `k` values kept per query (requests differ only by page size and filter share). Each list is a
  * few hundred ints, and the query keeps the widest one's similarities (known-scores.ts, 11 to 21 bytes an item),
@@ -94,27 +97,31 @@ export function userSignals(
     collaborative: () => {
       if (m.collab === undefined) {
         const query = signals?.collaborative(m.dense) ?? null;
-        const from = carried.get(history);
-        const usable =
-          from !== undefined &&
-          from.table === table &&
-          from.signals === signals &&
-          m.dense.items.length >= MIN_CARRIED_HISTORY
-            ? from
-            : undefined;
-        m.collab =
-          query === null || query.volatile === true ? query : new Remembered(query, CARRY_SLACK, usable);
+        m.collab = query === null || query.volatile === true ? query : remembered(query, "collab");
       }
       return m.collab;
     },
     content: () => {
       if (m.content === undefined) {
         const query = signals?.content(m.dense) ?? null;
-        m.content = query === null || query.volatile === true ? query : new Remembered(query, 0, undefined);
+        m.content = query === null || query.volatile === true ? query : remembered(query, "content");
       }
       return m.content;
     },
   };
+
+  /** The query, kept, starting from the candidates this history carried for it when they may serve. */
+  function remembered(query: SignalQuery, signal: Signal): Remembered {
+    const from = carried.get(history)?.[signal];
+    const usable =
+      from !== undefined &&
+      from.table === table &&
+      from.signals === signals &&
+      m.dense.items.length >= MIN_CARRIED_HISTORY
+        ? from
+        : undefined;
+    return new Remembered(query, CARRY_SLACK, usable);
+  }
 }
 
 function historyItems(history: UserHistory, table: ItemTable, dense: TypedHistory): ItemSet {
@@ -130,28 +137,34 @@ function historyItems(history: UserHistory, table: ItemTable, dense: TypedHistor
 
 /**
  * The user's next history (`next`, which took in interactions recorded after `previous`) starts its
- * collaborative candidates from those of `previous`, unless they were already carried through
+ * collaborative and content candidates from those of `previous`, unless they were already carried through
  * MAX_CARRIED_GENERATIONS histories. A previous history that was never ranked passes on what it was given.
  */
 export function carryCandidates(previous: UserHistory, next: UserHistory): void {
   const memo = memos.get(previous);
-  let from: Carried | undefined;
-  if (memo?.collab instanceof Remembered && memo.signals !== null) {
-    const items = memo.collab.widest();
-    if (items !== undefined) {
-      from = {
-        table: memo.table,
-        signals: memo.signals,
-        items,
-        complete: memo.collab.complete,
-        generation: memo.collab.generation + 1,
-      };
+  const before = carried.get(previous);
+  const passed: Partial<Record<Signal, Carried>> = {};
+  for (const signal of SIGNALS) {
+    const query = memo?.[signal];
+    let from: Carried | undefined;
+    if (query instanceof Remembered && memo !== undefined && memo.signals !== null) {
+      const items = query.widest();
+      if (items !== undefined) {
+        from = {
+          table: memo.table,
+          signals: memo.signals,
+          items,
+          complete: query.complete,
+          generation: query.generation + 1,
+        };
+      }
+    } else {
+      const given = before?.[signal];
+      if (given !== undefined) from = { ...given, generation: given.generation + 1 };
     }
-  } else {
-    const before = carried.get(previous);
-    if (before !== undefined) from = { ...before, generation: before.generation + 1 };
+    if (from !== undefined && from.generation <= MAX_CARRIED_GENERATIONS) passed[signal] = from;
   }
-  if (from !== undefined && from.generation <= MAX_CARRIED_GENERATIONS) carried.set(next, from);
+  if (passed.collab !== undefined || passed.content !== undefined) carried.set(next, passed);
 }
 
 /**
