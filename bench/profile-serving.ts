@@ -6,7 +6,8 @@
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
- * rate instead of as fast as the service answers).
+ * rate instead of as fast as the service answers). SPLIT=1 first runs the shop mix's queries and views as two
+ * loads at once and prints each kind's latency.
  */
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -212,6 +213,22 @@ if (mode === "seed") {
       durationSeconds: Number(process.env.WARMUP ?? 6),
       maxRequests: 1e9,
     });
+  }
+  // SPLIT=1: the shop mix's queries and views as two loads side by side (29 and 3 connections), so that each
+  // kind's latency shows; wrk reports one distribution per load.
+  if (process.env.SPLIT === "1") {
+    const side = (make: () => LoadRequest, connections: number) =>
+      runLoad({
+        baseUrl: s.baseUrl,
+        headers,
+        requests: Array.from({ length: 50_000 }, make),
+        connections,
+        durationSeconds: Number(secondsArg),
+        maxRequests: 1e9,
+      });
+    const [queries, views] = await Promise.all([side(() => pers(user()), 29), side(view, 3)]);
+    const figures = (r: typeof queries) => ({ rps: Math.round(r.rps), p50: r.p50Ms, p99: r.p99Ms });
+    console.log(JSON.stringify({ split: { queries: figures(queries), views: figures(views) } }));
   }
   const measuredFrom = (Date.now() - spawned) / 1000;
   const cpuBefore = cpuTicks(s.child.pid);

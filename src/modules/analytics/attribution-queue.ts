@@ -11,9 +11,9 @@
  * process whose log write is still pending) is tried again on later flushes for RETRY_FOR_MS. What is queued
  * when the process dies is not credited; the interactions themselves are stored either way.
  *
- * Like the log queue, a write holds the account's recommendation-log lock shared and credits only end users
- * that still exist, and an erasure holds it exclusively: no attribution outlives its end user. The same
- * statement adds what it credited to the daily metrics (recommendation_daily_metrics).
+ * Like the log queue, a write credits only end users that still exist and, on Postgres, holds the account's
+ * recommendation-log lock shared while an erasure holds it exclusively: no attribution outlives its end
+ * user. The same statement adds what it credited to the daily metrics (recommendation_daily_metrics).
  */
 import { sql } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
@@ -179,12 +179,7 @@ export class AttributionQueue {
   /** Credits the batch; returns the positions (in the batch) of the interactions whose answer was found. */
   private async write(batch: readonly PendingAttribution[]): Promise<ReadonlySet<number>> {
     const accounts = [...new Set(batch.map((e) => e.accountId))].sort((a, b) => a - b);
-    const rows = await this.database.db.transaction(async (tx) => {
-      await tx.execute(sql`
-        select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
-        from unnest(${numberArray(accounts)}::int[]) as a`);
-      return this.database.rows<{ n: number | string }>(
-        sql`
+    const credit = sql`
         with pending as materialized (
           select p.*
           from unnest(
@@ -256,10 +251,18 @@ export class AttributionQueue {
             purchases = d.purchases + excluded.purchases, revenue = d.revenue + excluded.revenue,
             revenue_sq = d.revenue_sq + excluded.revenue_sq
         )
-        select s.n from shown s`,
-        tx,
-      );
-    });
+        select s.n from shown s`;
+    // The embedded store runs one statement or transaction at a time: the statement alone is atomic against
+    // an erasure, and as one statement it holds the store only while it runs (see the log queue).
+    const rows =
+      this.database.kind === "pglite"
+        ? await this.database.rows<{ n: number | string }>(credit)
+        : await this.database.db.transaction(async (tx) => {
+            await tx.execute(sql`
+              select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
+              from unnest(${numberArray(accounts)}::int[]) as a`);
+            return this.database.rows<{ n: number | string }>(credit, tx);
+          });
     // Found answers are settled whether or not they showed the product (then there is nothing to credit).
     return new Set(rows.map((r) => Number(r.n) - 1));
   }

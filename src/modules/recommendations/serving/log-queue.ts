@@ -2,10 +2,11 @@
  * Recommendation logs ("what was shown to whom", for the end user's export and erasure) are written off the
  * hot path: responses enqueue, a timer flushes every second (or sooner when the queue fills) in one
  * INSERT. The table has no foreign key (see the schema), so the INSERT keeps only entries of end
- * users that still exist, and it runs under a per-account lock (shared among writers) that deleting end
- * users takes exclusively: an erasure either waits for a write under way and then deletes its rows, or is
- * committed before the write looks, so it can neither lose the other users' logs nor resurrect the erased
- * user's data.
+ * users that still exist, and on Postgres it runs under a per-account lock (shared among writers) that
+ * deleting end users takes exclusively: an erasure either waits for a write under way and then deletes its
+ * rows, or is committed before the write looks, so it can neither lose the other users' logs nor resurrect
+ * the erased user's data. The embedded store needs no lock for that: it runs one statement or transaction at
+ * a time, so the INSERT alone is atomic against an erasure.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
@@ -129,55 +130,64 @@ export class RecommendationLogQueue {
     }
     const { lines, labels, endUsers } = batchLines(batch);
     const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
+    // Which end users still exist is looked up once per end user of the batch (a primary-key probe each,
+    // as a scalar subquery so that the planner cannot turn it into a scan of every end user), not once
+    // per entry.
+    // The day's impressions per grouping are added in the same statement, from the same rows.
+    const insert = sql`
+      with live as materialized (
+        select wanted.id, (select eu.account_id from end_users eu where eu.id = wanted.id) as account_id
+        from unnest(${numberArray(endUsers)}::bigint[]) as wanted(id)
+      ),
+      labels as (
+        select * from unnest(${textArray(labels.endpoint)}::text[], ${textArray(labels.strategy)}::text[],
+          ${textArray(labels.modelVariant)}::text[], ${textArray(labels.experimentId.map(nullableText))}::int[],
+          ${textArray(labels.experimentArm)}::text[])
+          with ordinality as l(endpoint, strategy, model_variant, experiment_id, experiment_arm, k)
+      ),
+      kept as materialized (
+        select v.* from (
+          select split_part(line, E'\\t', 1)::int as a, nullif(split_part(line, E'\\t', 2), '')::bigint as u,
+                 split_part(line, E'\\t', 3)::int as k, split_part(line, E'\\t', 4)::uuid as r,
+                 split_part(line, E'\\t', 5)::int as shown, split_part(line, E'\\t', 6) as i
+          from string_to_table(${lines}::text, E'\\n') as line
+        ) as v
+        where v.u is null or (v.a, v.u) in (select live.account_id, live.id from live)
+      ),
+      logged as (
+        insert into recommendation_logs
+          (account_id, end_user_id, recommendation_id, endpoint, strategy, model_variant, experiment_id,
+           experiment_arm, items)
+        select v.a, v.u, v.r, l.endpoint, l.strategy, l.model_variant, l.experiment_id, l.experiment_arm, v.i
+        from kept v join labels l on l.k = v.k
+      )
+      insert into recommendation_daily_metrics as d
+        (account_id, day, endpoint, strategy, model_variant, experiment_id, experiment_arm, impressions)
+      select v.a, (now() at time zone 'UTC')::date, l.endpoint, coalesce(l.strategy, ''),
+             coalesce(l.model_variant, ''), coalesce(l.experiment_id, 0), coalesce(l.experiment_arm, ''),
+             sum(v.shown)
+      from kept v join labels l on l.k = v.k
+      group by 1, 2, 3, 4, 5, 6, 7
+      -- In key order, as the attribution writer updates them: two writers never wait on each other in a cycle.
+      order by 1, 2, 3, 4, 5, 6, 7
+      on conflict on constraint recommendation_daily_metrics_pkey
+      do update set impressions = d.impressions + excluded.impressions`;
     try {
+      if (this.database.kind === "pglite") {
+        // The embedded store runs one statement at a time, and an erasure's transaction as a whole: the
+        // INSERT alone is atomic against it, with no lock to take. Written as one statement it holds the
+        // store only while it runs; as a transaction it held it across four round trips to this thread,
+        // each waiting its turn among the requests, while every interaction being recorded waited too.
+        await this.database.db.execute(insert);
+        return;
+      }
       await this.database.db.transaction(async (tx) => {
         // A statement of its own, so the INSERT's snapshot is taken once the lock is held (see above). In
         // ascending account order, as the end users' delete trigger takes them.
         await tx.execute(sql`
           select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
           from unnest(${numberArray(accounts)}::int[]) as a`);
-        // Which end users still exist is looked up once per end user of the batch (a primary-key probe each,
-        // as a scalar subquery so that the planner cannot turn it into a scan of every end user), not once
-        // per entry.
-        // The day's impressions per grouping are added in the same statement, from the same rows.
-        await tx.execute(sql`
-          with live as materialized (
-            select wanted.id, (select eu.account_id from end_users eu where eu.id = wanted.id) as account_id
-            from unnest(${numberArray(endUsers)}::bigint[]) as wanted(id)
-          ),
-          labels as (
-            select * from unnest(${textArray(labels.endpoint)}::text[], ${textArray(labels.strategy)}::text[],
-              ${textArray(labels.modelVariant)}::text[], ${textArray(labels.experimentId.map(nullableText))}::int[],
-              ${textArray(labels.experimentArm)}::text[])
-              with ordinality as l(endpoint, strategy, model_variant, experiment_id, experiment_arm, k)
-          ),
-          kept as materialized (
-            select v.* from (
-              select split_part(line, E'\\t', 1)::int as a, nullif(split_part(line, E'\\t', 2), '')::bigint as u,
-                     split_part(line, E'\\t', 3)::int as k, split_part(line, E'\\t', 4)::uuid as r,
-                     split_part(line, E'\\t', 5)::int as shown, split_part(line, E'\\t', 6) as i
-              from string_to_table(${lines}::text, E'\\n') as line
-            ) as v
-            where v.u is null or (v.a, v.u) in (select live.account_id, live.id from live)
-          ),
-          logged as (
-            insert into recommendation_logs
-              (account_id, end_user_id, recommendation_id, endpoint, strategy, model_variant, experiment_id,
-               experiment_arm, items)
-            select v.a, v.u, v.r, l.endpoint, l.strategy, l.model_variant, l.experiment_id, l.experiment_arm, v.i
-            from kept v join labels l on l.k = v.k
-          )
-          insert into recommendation_daily_metrics as d
-            (account_id, day, endpoint, strategy, model_variant, experiment_id, experiment_arm, impressions)
-          select v.a, (now() at time zone 'UTC')::date, l.endpoint, coalesce(l.strategy, ''),
-                 coalesce(l.model_variant, ''), coalesce(l.experiment_id, 0), coalesce(l.experiment_arm, ''),
-                 sum(v.shown)
-          from kept v join labels l on l.k = v.k
-          group by 1, 2, 3, 4, 5, 6, 7
-          -- In key order, as the attribution writer updates them: two writers never wait on each other in a cycle.
-          order by 1, 2, 3, 4, 5, 6, 7
-          on conflict on constraint recommendation_daily_metrics_pkey
-          do update set impressions = d.impressions + excluded.impressions`);
+        await tx.execute(insert);
       });
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
