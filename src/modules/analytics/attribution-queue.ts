@@ -178,7 +178,6 @@ export class AttributionQueue {
 
   /** Credits the batch; returns the positions (in the batch) of the interactions whose answer was found. */
   private async write(batch: readonly PendingAttribution[]): Promise<ReadonlySet<number>> {
-    const accounts = [...new Set(batch.map((e) => e.accountId))].sort((a, b) => a - b);
     const credit = sql`
         with pending as materialized (
           select p.*
@@ -258,6 +257,7 @@ export class AttributionQueue {
       this.database.kind === "pglite"
         ? await this.database.rows<{ n: number | string }>(credit)
         : await this.database.db.transaction(async (tx) => {
+            const accounts = [...new Set(batch.map((e) => e.accountId))].sort((a, b) => a - b);
             await tx.execute(sql`
               select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
               from unnest(${numberArray(accounts)}::int[]) as a`);

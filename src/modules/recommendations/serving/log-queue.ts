@@ -129,7 +129,6 @@ export class RecommendationLogQueue {
       this.dropped = 0;
     }
     const { lines, labels, endUsers } = batchLines(batch);
-    const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
     // Which end users still exist is looked up once per end user of the batch (a primary-key probe each,
     // as a scalar subquery so that the planner cannot turn it into a scan of every end user), not once
     // per entry.
@@ -175,12 +174,13 @@ export class RecommendationLogQueue {
     try {
       if (this.database.kind === "pglite") {
         // The embedded store runs one statement at a time, and an erasure's transaction as a whole: the
-        // INSERT alone is atomic against it, with no lock to take. Written as one statement it holds the
-        // store only while it runs; as a transaction it held it across four round trips to this thread,
-        // each waiting its turn among the requests, while every interaction being recorded waited too.
+        // INSERT alone is atomic against it, with no lock to take. One statement holds the store only while
+        // it runs; a transaction would hold it across four round trips to this thread, each waiting its turn
+        // among the requests, and every interaction being recorded meanwhile would wait with it.
         await this.database.db.execute(insert);
         return;
       }
+      const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
       await this.database.db.transaction(async (tx) => {
         // A statement of its own, so the INSERT's snapshot is taken once the lock is held (see above). In
         // ascending account order, as the end users' delete trigger takes them.
