@@ -11,14 +11,15 @@
  * process whose log write is still pending) is tried again on later flushes for RETRY_FOR_MS. What is queued
  * when the process dies is not credited; the interactions themselves are stored either way.
  *
- * Like the log queue, a write credits only end users that still exist and, on Postgres, holds the account's
- * recommendation-log lock shared while an erasure holds it exclusively: no attribution outlives its end
- * user. The same statement adds what it credited to the daily metrics (recommendation_daily_metrics).
+ * Like the log queue, a write credits only end users that still exist, under the recommendation-log lock
+ * (db/recommendation-log-lock.ts): no attribution outlives its end user. The same statement adds what it
+ * credited to the daily metrics (recommendation_daily_metrics).
  */
 import { sql } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
 import { numberArray, textArray } from "../../db/pg-array";
+import { writeUnderRecommendationLogLock } from "../../db/recommendation-log-lock";
 import type { Logger } from "../../shared/logger";
 import type { InteractionsRecorded } from "../interactions/events";
 
@@ -251,18 +252,11 @@ export class AttributionQueue {
             revenue_sq = d.revenue_sq + excluded.revenue_sq
         )
         select s.n from shown s`;
-    // The embedded store runs one statement or transaction at a time: the statement alone is atomic against
-    // an erasure, and as one statement it holds the store only while it runs (see the log queue).
-    const rows =
-      this.database.kind === "pglite"
-        ? await this.database.rows<{ n: number | string }>(credit)
-        : await this.database.db.transaction(async (tx) => {
-            const accounts = [...new Set(batch.map((e) => e.accountId))].sort((a, b) => a - b);
-            await tx.execute(sql`
-              select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
-              from unnest(${numberArray(accounts)}::int[]) as a`);
-            return this.database.rows<{ n: number | string }>(credit, tx);
-          });
+    const rows = await writeUnderRecommendationLogLock<{ n: number | string }>(
+      this.database,
+      batch.map((e) => e.accountId),
+      credit,
+    );
     // Found answers are settled whether or not they showed the product (then there is nothing to credit).
     return new Set(rows.map((r) => Number(r.n) - 1));
   }

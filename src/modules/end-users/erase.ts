@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
+import { lockRecommendationLogs } from "../../db/recommendation-log-lock";
 import { notFound } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
 import type { AttributionQueue } from "../analytics/attribution-queue";
@@ -74,7 +75,7 @@ export async function eraseEndUser({
     if (user === undefined) throw notFound("End user");
     // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
     // under way is waited for, and one that starts later finds the end user gone and writes nothing for them.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('recommendation_logs'), ${accountId})`);
+    await lockRecommendationLogs(tx, accountId);
     await forgetEndUserMetrics(database, tx, accountId, user.id);
     const statements = erasureStatements(accountId, user.id);
     const count = async (statement: SQL) =>

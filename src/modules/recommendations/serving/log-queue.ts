@@ -2,15 +2,14 @@
  * Recommendation logs ("what was shown to whom", for the end user's export and erasure) are written off the
  * hot path: responses enqueue, a timer flushes every second (or sooner when the queue fills) in one
  * INSERT. The table has no foreign key (see the schema), so the INSERT keeps only entries of end
- * users that still exist, and on Postgres it runs under a per-account lock (shared among writers) that
- * deleting end users takes exclusively: an erasure either waits for a write under way and then deletes its
- * rows, or is committed before the write looks, so it can neither lose the other users' logs nor resurrect
- * the erased user's data. The embedded store needs no lock for that: it runs one statement or transaction at
- * a time, so the INSERT alone is atomic against an erasure.
+ * users that still exist, and it runs under the recommendation-log lock (db/recommendation-log-lock.ts): an
+ * erasure either waits for a write under way and then deletes its rows, or is committed before the write
+ * looks, so it can neither lose the other users' logs nor resurrect the erased user's data.
  */
 import { sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import { numberArray, textArray } from "../../../db/pg-array";
+import { writeUnderRecommendationLogLock } from "../../../db/recommendation-log-lock";
 import { attached } from "../../../shared/attached";
 import type { Logger } from "../../../shared/logger";
 
@@ -172,23 +171,11 @@ export class RecommendationLogQueue {
       on conflict on constraint recommendation_daily_metrics_pkey
       do update set impressions = d.impressions + excluded.impressions`;
     try {
-      if (this.database.kind === "pglite") {
-        // The embedded store runs one statement at a time, and an erasure's transaction as a whole: the
-        // INSERT alone is atomic against it, with no lock to take. One statement holds the store only while
-        // it runs; a transaction would hold it across four round trips to this thread, each waiting its turn
-        // among the requests, and every interaction being recorded meanwhile would wait with it.
-        await this.database.db.execute(insert);
-        return;
-      }
-      const accounts = [...new Set(batch.map((entry) => entry.accountId))].sort((a, b) => a - b);
-      await this.database.db.transaction(async (tx) => {
-        // A statement of its own, so the INSERT's snapshot is taken once the lock is held (see above). In
-        // ascending account order, as the end users' delete trigger takes them.
-        await tx.execute(sql`
-          select pg_advisory_xact_lock_shared(hashtext('recommendation_logs'), a)
-          from unnest(${numberArray(accounts)}::int[]) as a`);
-        await tx.execute(insert);
-      });
+      await writeUnderRecommendationLogLock(
+        this.database,
+        batch.map((entry) => entry.accountId),
+        insert,
+      );
     } catch (error) {
       this.logger.error("recommendation log flush failed", { entries: batch.length, error });
     }
