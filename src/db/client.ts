@@ -95,15 +95,20 @@ const EMBEDDED_SHARED_BUFFERS = "64MB";
  */
 const EMBEDDED_WAL_INIT_ZERO = "off";
 
-async function openPglite(dataDir: string): Promise<Database> {
-  // The database runs on a thread of its own; this one posts statements and reads back rows.
-  const client = await RemotePglite.open(dataDir, [
+/** The embedded store's server settings: PGlite's own, then the page cache and WAL settings above. */
+export function embeddedStartParams(): string[] {
+  return [
     ...PGlite.defaultStartParams,
     "-c",
     `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`,
     "-c",
     `wal_init_zero=${EMBEDDED_WAL_INIT_ZERO}`,
-  ]);
+  ];
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  // The database runs on a thread of its own; this one posts statements and reads back rows.
+  const client = await RemotePglite.open(dataDir, embeddedStartParams());
   const db = drizzlePglite({ client: client as unknown as PGlite, schema }) as unknown as Db;
   return {
     kind: "pglite",
