@@ -18,6 +18,8 @@ import { type Goal, personalised, R, routeOf, shuffled, type Workload, workloads
 const CONNECTIONS = 32;
 /** Resident memory per catalogue item of a loaded 100k-item tenant before this bench measured it. */
 const RSS_PER_ITEM_BEFORE = 3.3 * 1024;
+/** The catalogue size that goal is set for (the `--full` tenant). */
+const GOAL_TENANT_ITEMS = 100_000;
 
 /**
  * Shop-shaped traffic against the real service in a child process on 127.0.0.1, with wrk (autocannon only
@@ -327,8 +329,14 @@ export const servingPart: BenchPart = {
         notes.push("resident memory per item: not measured at this size (process noise exceeds the tenant)");
       } else if (Number.isFinite(perItem)) {
         figures.push({ key: "serving.rssPerItem", value: perItem, unit: "B", better: "lower" });
+        // The goal is per item of a 100k-product tenant: a smaller one spreads the model's and the process's
+        // fixed costs (the indexes' graphs, the ranking's compiled code) over fewer items.
+        const verdict =
+          size.products >= GOAL_TENANT_ITEMS
+            ? `${perItem <= RSS_PER_ITEM_BEFORE ? "no worse than" : "WORSE than"} 3.3 KB/item`
+            : `the goal of 3.3 KB/item is a ${formatNumber(GOAL_TENANT_ITEMS)}-product tenant's: --full`;
         notes.push(
-          `resident memory of the loaded tenant: ${formatNumber((rssLoaded - rssEmpty) / 2 ** 20)} MiB = ${formatNumber(perItem)} B/item (${formatNumber(size.products)} items; ${perItem <= RSS_PER_ITEM_BEFORE ? "no worse than" : "WORSE than"} 3.3 KB/item); the first request after the restart, which loaded the model, took ${formatNumber(firstMs)} ms`,
+          `resident memory of the loaded tenant: ${formatNumber((rssLoaded - rssEmpty) / 2 ** 20)} MiB = ${formatNumber(perItem)} B/item (${formatNumber(size.products)} items; ${verdict}); the first request after the restart, which loaded the model, took ${formatNumber(firstMs)} ms`,
         );
       }
 
