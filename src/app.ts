@@ -40,6 +40,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}) {
       httpKernel(deps.logger, deps.metrics, {
         routes,
         onDatabaseUnavailable: () => deps.health.markUnreachable(),
+        onRequest: () => deps.database.takeAnswers(),
       }),
     )
     // After the kernel (the request id exists), before every route: preflights never reach authentication.

@@ -44,6 +44,12 @@ export interface Database {
    * row boundaries; resolves once all of it has been handed over. Undefined on PGlite.
    */
   readonly copyOut: ((statement: string, onData: (piece: Uint8Array) => void) => Promise<void>) | undefined;
+  /**
+   * Settles at once the statements whose answers have already arrived from the embedded store's thread,
+   * rather than when this thread's event loop next comes round to them; nothing to do on Postgres. Returns
+   * how many it settled.
+   */
+  takeAnswers(): number;
   close(): Promise<void>;
 }
 
@@ -127,6 +133,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       await db.execute(sql`select pg_notify(${channel}, ${payload})`);
     },
     copyOut: undefined,
+    takeAnswers: () => client.takeAnswers(),
     close: () => client.close(),
   };
 }
@@ -253,6 +260,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       });
       if (refused !== undefined) throw refused;
     },
+    // postgres.js reads its sockets on this thread's event loop: there is nothing to take early.
+    takeAnswers: () => 0,
     close: async () => {
       const dedicated = [...visible.values()].map((entry) => entry.client.end({ timeout: 5 }));
       visible.clear();

@@ -1,3 +1,4 @@
+import type { MessagePort } from "node:worker_threads";
 import type { PgliteAssets } from "./pglite-assets";
 
 /**
@@ -13,6 +14,8 @@ export type HostRequest =
       readonly startParams: string[];
       /** PGlite's WebAssembly modules, compiled once per process (pglite-assets.ts), and its file bundle. */
       readonly assets: PgliteAssets;
+      /** Where this and every later answer and notification is posted (transferred with this message). */
+      readonly answers: MessagePort;
     }
   | {
       readonly op: "query";

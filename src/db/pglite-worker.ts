@@ -4,6 +4,7 @@
  * thread only posts each statement and reads back its rows. Statements run one at a time, as on any
  * PGlite; a transaction holds the database until the thread that opened it ends it.
  */
+import type { MessagePort } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { skipDefaultParserMerge } from "./pglite-parsers";
 import { carry, type HostMessage, type HostRequest } from "./pglite-protocol";
@@ -11,7 +12,9 @@ import { prepareStatements } from "./pglite-statements";
 
 declare const self: Worker;
 
-const post = (message: HostMessage) => self.postMessage(message);
+/** The port the host reads answers from (given with "open"; see pglite-remote.ts). */
+let answers: MessagePort | undefined;
+const post = (message: HostMessage) => (answers ?? self).postMessage(message);
 
 let client: PGlite | undefined;
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
@@ -108,6 +111,7 @@ function begin(db: PGlite): Promise<number> {
 
 self.addEventListener("message", (event: MessageEvent<HostRequest>) => {
   const request = event.data;
+  if (request.op === "open") answers = request.answers;
   handle(request).then(
     (value) => post({ op: "answer", id: request.id, value }),
     (error: unknown) => post({ op: "failure", id: request.id, error: carry(error) }),

@@ -21,6 +21,12 @@ export interface KernelOptions {
   routes?: () => readonly RouteShape[];
   /** Told when a request found the database unreachable, so /health need not wait for its next probe. */
   onDatabaseUnavailable?: () => void;
+  /**
+   * Called as each request starts, before anything of it runs: the embedded store's answers that arrived
+   * meanwhile are settled then (Database.takeAnswers), so the requests waiting on them go on without
+   * waiting for the event loop to come round.
+   */
+  onRequest?: () => void;
 }
 
 interface RequestState {
@@ -177,6 +183,7 @@ export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOpt
   return (
     new Elysia({ name: "http-kernel" })
       .onRequest(({ request, set }) => {
+        options.onRequest?.();
         const state = startRequest(request);
         set.headers["x-request-id"] = state.id;
         if (request.headers.get("x-forwarded-proto") === "https") {

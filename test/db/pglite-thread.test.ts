@@ -35,6 +35,26 @@ describe("the embedded database's thread", () => {
     }
   });
 
+  test("an answer that has arrived is settled by takeAnswers, without a turn of this thread's event loop", async () => {
+    let value: number | undefined;
+    const query = database.rows<{ x: number }>(sql`select 41 + 1 as x`).then((rows) => {
+      value = rows[0]?.x;
+    });
+    // Microtasks until the statement is posted (drizzle's steps before it), then this thread does not yield
+    // until the worker's answer is in: only takeAnswers can hand it over here.
+    for (let hop = 0; hop < 100; hop++) await Promise.resolve();
+    let settled = 0;
+    const deadline = performance.now() + 10_000;
+    while (settled === 0 && performance.now() < deadline) settled = database.takeAnswers();
+    expect(settled).toBe(1);
+    // Microtasks alone (the rows' mapping, then the callback above): no message of the event loop runs between.
+    for (let hop = 0; hop < 100 && value === undefined; hop++) await Promise.resolve();
+    expect(value).toBe(42);
+    await query;
+    // Nothing is under way: there is nothing to take, and asking costs nothing.
+    expect(database.takeAnswers()).toBe(0);
+  });
+
   test("a transaction commits when its callback resolves and rolls back when it throws", async () => {
     await database.db.transaction(async (tx) => {
       await tx.execute(sql`insert into item values (1, 'kept')`);
