@@ -44,6 +44,8 @@ export class RemotePglite {
     answers.on("message", (message: HostMessage) => this.#receive(message));
     // The worker keeps the process alive while a statement is under way (see #call); the port never does.
     answers.unref();
+    // Anything the worker posts before it has the port comes the worker's own way.
+    worker.addEventListener("message", (event: MessageEvent<HostMessage>) => this.#receive(event.data));
     worker.addEventListener("error", (event: ErrorEvent) =>
       this.#fail(new Error(`the embedded database's thread failed: ${event.message}`)),
     );

@@ -12,7 +12,7 @@ import { prepareStatements } from "./pglite-statements";
 
 declare const self: Worker;
 
-/** The port the host reads answers from (given with "open"; see pglite-remote.ts). */
+/** The port the host reads answers from (given with "open"; see pglite-remote.ts); before it, the worker's own. */
 let answers: MessagePort | undefined;
 const post = (message: HostMessage) => (answers ?? self).postMessage(message);
 
