@@ -2,11 +2,17 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 
-/** Nice value of each of this process's threads, by thread id (Linux /proc). */
+/** Nice value of each of this process's live threads, by thread id (Linux /proc). */
 function threadNiceValues(): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync("/proc/self/task")) {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    } catch {
+      // A thread that ended between the listing and the read (another test's worker, a runtime helper).
+      continue;
+    }
     // Fields after the command name: state is field 3, nice is field 19.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     out.set(tid, Number(fields[16]));
