@@ -7,16 +7,19 @@
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
  * rate instead of as fast as the service answers). SPLIT=1 first runs the shop mix's queries and views as two
- * loads at once and prints each kind's latency.
+ * loads at once and prints each kind's latency. EXPERIMENT_ROUNDS=N then alternates plain runs of the workload
+ * with runs under `bench serving`'s A/B experiment (N of those, N + 1 plain) and prints each experiment run's
+ * cost against the mean of the plain runs either side of it, as that bench's row computes it.
  */
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRng } from "../src/engine/rng";
 import { generateSynthetic } from "./data/synthetic";
-import { ingestSynthetic, publishedRoutes, registerTenant, trainAndWait } from "./lib/api";
-import { type LoadRequest, runLoad } from "./lib/load";
+import { ApiClient, ingestSynthetic, publishedRoutes, registerTenant, trainAndWait } from "./lib/api";
+import { type LoadRequest, type LoadResult, runLoad } from "./lib/load";
 import { productId, userId } from "./lib/records";
 import { benchServerEnv, freePort } from "./lib/server";
+import { experimentRow } from "./parts/serving-setup";
 
 const [mode, dir = "/tmp/prof/tenant", workload = "shopMix", secondsArg = "8"] = process.argv.slice(2);
 const repoRoot = join(import.meta.dir, "..");
@@ -229,6 +232,46 @@ if (mode === "seed") {
     const [queries, views] = await Promise.all([side(() => pers(user()), 29), side(view, 3)]);
     const figures = (r: typeof queries) => ({ rps: Math.round(r.rps), p50: r.p50Ms, p99: r.p99Ms });
     console.log(JSON.stringify({ split: { queries: figures(queries), views: figures(views) } }));
+  }
+  const rounds = Number(process.env.EXPERIMENT_ROUNDS ?? 0);
+  if (rounds > 0) {
+    const client = new ApiClient(s.baseUrl, apiKey);
+    const routes = await publishedRoutes(s.baseUrl);
+    // Each run's throughput, and the server's CPU time per request served (µs): steadier than throughput
+    // on a shared host, where time taken by other tenants of the machine counts against neither.
+    const load = async (): Promise<LoadResult & { cpuUs: number }> => {
+      const cpu0 = cpuTicks(s.child.pid).process;
+      const r = await runLoad({
+        baseUrl: s.baseUrl,
+        headers,
+        requests: Array.from({ length: 50_000 }, make),
+        connections: 32,
+        durationSeconds: Number(secondsArg),
+        maxRequests: 1e9,
+      });
+      return { ...r, cpuUs: ((cpuTicks(s.child.pid).process - cpu0) * 10_000) / Math.max(1, r.requests) };
+    };
+    let before = await load();
+    const costs: number[] = [];
+    const cpuCosts: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const during = await experimentRow(client, routes, load);
+      if (during === null) throw new Error("the service has no experiments route");
+      const after = await load();
+      costs.push((before.rps + after.rps) / 2 / during.rps - 1);
+      cpuCosts.push(during.cpuUs / ((before.cpuUs + after.cpuUs) / 2) - 1);
+      console.log(
+        JSON.stringify({
+          rps: [before.rps, during.rps, after.rps].map(Math.round),
+          cpuUs: [before.cpuUs, during.cpuUs, after.cpuUs].map(Math.round),
+          costPct: +(costs.at(-1)! * 100).toFixed(1),
+          cpuCostPct: +(cpuCosts.at(-1)! * 100).toFixed(1),
+        }),
+      );
+      before = after;
+    }
+    const mean = (xs: number[]) => +((xs.reduce((a, b) => a + b, 0) / xs.length) * 100).toFixed(2);
+    console.log(JSON.stringify({ rounds, costMeanPct: mean(costs), cpuCostMeanPct: mean(cpuCosts) }));
   }
   const measuredFrom = (Date.now() - spawned) / 1000;
   const cpuBefore = cpuTicks(s.child.pid);

@@ -9,11 +9,11 @@ import { type BenchContext, NotAvailable } from "../lib/types";
  * parameters, half the users each), so each answer is assigned, labelled and logged under its arm: the
  * cost of online evaluation. The experiment is stopped afterwards. Null: the service has no experiments.
  */
-export async function experimentRow(
+export async function experimentRow<R extends LoadResult>(
   client: ApiClient,
   routes: Set<string>,
-  run: () => Promise<LoadResult>,
-): Promise<LoadResult | null> {
+  run: () => Promise<R>,
+): Promise<R | null> {
   if (routeMissing(routes, "POST", "/api/v1/experiments")) return null;
   const created = await client.expect(
     "POST",

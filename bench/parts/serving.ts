@@ -189,22 +189,31 @@ export const servingPart: BenchPart = {
         const r = await measure(server, w.requests, w.warmup, true, false, undefined, seconds);
         addRow(w, r, h.rps);
         if (w.key === "shopMix") {
-          // The experiment's run is bracketed by two plain runs of the same traffic and compared with their
-          // mean: each run warms the users' histories for the next, so "(b) just before" alone favours
-          // whichever runs second.
-          const plainBefore = await measure(server, w.requests, w.warmup, true, false, undefined, seconds);
-          const row = await experimentRow(client, routes, () =>
-            measure(server!, w.requests, w.warmup, true, false, undefined, seconds),
-          );
-          const plainAfter = await measure(server, w.requests, w.warmup, true, false, undefined, seconds);
-          const plain = (plainBefore.rps + plainAfter.rps) / 2;
-          if (row === null) {
+          // The experiment's cost is read from alternating runs, plain and under the experiment, each
+          // experiment run compared with the mean of the plain runs either side of it (each run warms the
+          // users' histories for the next, so a run just before alone favours whichever runs second), and the
+          // costs averaged: one such bracket reads anywhere from -9% to +11% on a shared two-core host.
+          const plainRuns = [await measure(server, w.requests, w.warmup, true)];
+          const experimentRuns: LoadResult[] = [];
+          const costs: number[] = [];
+          for (let round = 0; round < EXPERIMENT_ROUNDS; round++) {
+            const run = await experimentRow(client, routes, () =>
+              measure(server!, w.requests, w.warmup, true),
+            );
+            if (run === null) break;
+            experimentRuns.push(run);
+            plainRuns.push(await measure(server, w.requests, w.warmup, true));
+            costs.push((plainRuns[round]!.rps + plainRuns[round + 1]!.rps) / 2 / run.rps - 1);
+          }
+          const plain = mean(plainRuns.map((run) => run.rps));
+          if (experimentRuns.length === 0) {
             rows.push([EXPERIMENT_LABEL, null, null, null, null, null, "route not available"]);
           } else {
-            const cost = plain / row.rps - 1;
+            const rps = mean(experimentRuns.map((run) => run.rps));
+            const cost = mean(costs);
             figures.push({
               key: "serving.shopMixExperiment.rps",
-              value: row.rps,
+              value: rps,
               unit: "req/s",
               better: "higher",
             });
@@ -214,15 +223,16 @@ export const servingPart: BenchPart = {
               unit: "ratio",
               better: "lower",
             });
-            const errors = row.errors + row.non2xx;
+            const errors = experimentRuns.reduce((sum, run) => sum + run.errors + run.non2xx, 0);
+            const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
             rows.push([
               EXPERIMENT_LABEL,
-              row.rps,
-              ratio(row.rps, plain),
-              row.p50Ms,
-              row.p99Ms,
+              rps,
+              ratio(rps, plain),
+              mean(experimentRuns.map((run) => run.p50Ms)),
+              mean(experimentRuns.map((run) => run.p99Ms)),
               errors,
-              `vs the mean of plain (b) runs just before and after (${formatNumber(plainBefore.rps)}, ${formatNumber(plainAfter.rps)} req/s): ${cost <= 0.05 ? "meets" : "MISSES"} ≤ 5% cost (${(cost * 100).toFixed(1)}%)${errors > 0 ? `; ${errors} errors` : ""}`,
+              `mean of ${costs.length} runs, each vs the plain (b) runs just before and after it (${costs.map(percent).join(", ")}): ${cost <= 0.05 ? "meets" : "MISSES"} ≤ 5% cost (${percent(cost)})${errors > 0 ? `; ${errors} errors` : ""}`,
             ]);
           }
           if (r.generator === "wrk" && plain > 0) {
@@ -400,4 +410,11 @@ const SPLIT_VIEW_CONNECTIONS = 3;
 const SPLIT_QUERIES_LABEL = "(b) its queries, beside its views (29 connections)";
 const SPLIT_VIEWS_LABEL = "(b) its views, beside its queries (3 connections)";
 
+/** Runs under the experiment, alternating with EXPERIMENT_ROUNDS + 1 plain runs of the shop mix. */
+const EXPERIMENT_ROUNDS = 4;
+
 const EXPERIMENT_LABEL = "(b) with a running A/B experiment on personalized/query (assignment, arm labels)";
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
