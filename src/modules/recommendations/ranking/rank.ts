@@ -67,8 +67,9 @@ export function rank(plan: RankPlan): RankedPage {
   const { mask } = base;
   const prices = table.prices;
   const maxPrice = plan.maxPrice;
+  // Without a mask (a selective filter) the base is its list, and only items of the list are asked about.
   const eligible = (i: number) =>
-    mask[i] === 1 && !excluded.has(i) && (maxPrice === null || prices[i]! <= maxPrice);
+    (mask === null || mask[i] === 1) && !excluded.has(i) && (maxPrice === null || prices[i]! <= maxPrice);
 
   const hasHistory = dense.items.length > 0;
   const collab = weights.collab && hasHistory ? user.collaborative() : null;
@@ -102,9 +103,12 @@ export function rank(plan: RankPlan): RankedPage {
   }
   const exact = candidates === null;
   if (candidates === null) {
-    const all: number[] = [];
-    for (let i = 0; i < n; i++) if (eligible(i)) all.push(i);
-    candidates = Int32Array.from(all);
+    if (base.list !== null) candidates = filterList(base.list, eligible);
+    else {
+      const all: number[] = [];
+      for (let i = 0; i < n; i++) if (eligible(i)) all.push(i);
+      candidates = Int32Array.from(all);
+    }
   }
 
   const components = computeComponents({
@@ -163,7 +167,7 @@ function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Arr
 
 /** Eligible items: the cached base count minus this request's exclusions (and price cap). */
 function eligibleTotal(
-  base: BaseEligibility,
+  base: BaseEligibility & { mask: Uint8Array },
   table: ItemTable,
   excluded: ItemSet,
   maxPrice: number | null,

@@ -1,0 +1,73 @@
+/**
+ * The items a filter leaves are computed once per catalogue revision and kept: on a 100k-item catalogue every
+ * one of 100 category filters stays cached (each is a short list, not a mask of the whole table), so a random
+ * category filter does not scan the table again. A broad filter is kept as a mask, and both give the same
+ * items.
+ */
+import { describe, expect, test } from "bun:test";
+import { compileFilters } from "../../src/modules/recommendations/ranking/filters";
+import { buildItemTable, type ItemRow } from "../../src/modules/recommendations/serving/item-table";
+import { baseEligibility } from "../../src/modules/recommendations/serving/serving-cache";
+
+const ITEMS = 100_000;
+const CATEGORIES = 100;
+const LIST_MAX = 5_000;
+
+const row = (i: number): ItemRow => ({
+  externalId: `p${i}`,
+  name: `Product ${i}`,
+  price: 10 + (i % 50),
+  category: `c${i % CATEGORIES}`,
+  brand: null,
+  inStock: i % 3 !== 0,
+  attributes: {},
+  popularity: 0,
+  rating: null,
+});
+
+describe("filter eligibility cache", () => {
+  const table = buildItemTable(Array.from({ length: ITEMS }, (_, i) => row(i)));
+  const categoryFilter = (c: number) => {
+    const group = { filters: [{ field: "category", op: "eq" as const, value: `c${c}` }] };
+    return { predicate: compileFilters(group, table, [])!, key: JSON.stringify(group) };
+  };
+
+  test("every category filter of a 100k-item catalogue stays cached, as the list of its items", () => {
+    const first = Array.from({ length: CATEGORIES }, (_, c) => {
+      const { predicate, key } = categoryFilter(c);
+      return baseEligibility(table, false, predicate, key, LIST_MAX);
+    });
+    for (let c = 0; c < CATEGORIES; c++) {
+      const { predicate, key } = categoryFilter(c);
+      const again = baseEligibility(table, false, predicate, key, LIST_MAX);
+      expect(again).toBe(first[c]!);
+      expect(again.mask).toBeNull();
+      expect(again.count).toBe(ITEMS / CATEGORIES);
+      expect([...again.list!].every((i) => i % CATEGORIES === c)).toBe(true);
+    }
+  });
+
+  test("a broad filter is kept as a mask, and the stock rule applies either way", () => {
+    const broad = baseEligibility(table, true, null, null, LIST_MAX);
+    expect(broad.list).toBeNull();
+    expect(broad.count).toBe(ITEMS - Math.ceil(ITEMS / 3));
+    expect(broad.mask![0]).toBe(0);
+    expect(broad.mask![1]).toBe(1);
+    const { predicate, key } = categoryFilter(7);
+    const inStock = baseEligibility(table, true, predicate, key, LIST_MAX);
+    expect(inStock.list).not.toBeNull();
+    expect([...inStock.list!]).toEqual(
+      Array.from({ length: ITEMS }, (_, i) => i).filter((i) => i % CATEGORIES === 7 && i % 3 !== 0),
+    );
+  });
+
+  test("a filter matching more than the list's limit becomes a mask of the same items", () => {
+    const { predicate, key } = categoryFilter(3);
+    const listed = baseEligibility(table, false, predicate, key, LIST_MAX);
+    const masked = baseEligibility(table, false, predicate, key, 10);
+    expect(masked.list).toBeNull();
+    expect(masked.count).toBe(listed.count);
+    const fromMask = Array.from({ length: ITEMS }, (_, i) => i).filter((i) => masked.mask![i] === 1);
+    expect(fromMask).toEqual([...listed.list!]);
+  });
+});
