@@ -67,7 +67,7 @@ export function rank(plan: RankPlan): RankedPage {
   const { mask } = base;
   const prices = table.prices;
   const maxPrice = plan.maxPrice;
-  // Without a mask (a selective filter) the base is its list, and only items of the list are asked about.
+  // Asked only of a base held as a mask: a listed one (a selective filter) is narrowed by `listedEligible`.
   const eligible = (i: number) =>
     (mask === null || mask[i] === 1) && !excluded.has(i) && (maxPrice === null || prices[i]! <= maxPrice);
 
@@ -89,7 +89,7 @@ export function rank(plan: RankPlan): RankedPage {
   const pool = plan.diverse ? Math.max(want * 3, want + 50) : want;
   let candidates: Int32Array | null = null;
   if (signals !== null && useCandidates(n, tuning)) {
-    if (base.list !== null) candidates = filterList(base.list, eligible);
+    if (base.list !== null) candidates = listedEligible(base.list, excluded, table, maxPrice);
     else {
       candidates = gatherCandidates(plan, base.count / n, pool, excluded.size, eligible, {
         collab,
@@ -103,7 +103,7 @@ export function rank(plan: RankPlan): RankedPage {
   }
   const exact = candidates === null;
   if (candidates === null) {
-    if (base.list !== null) candidates = filterList(base.list, eligible);
+    if (base.list !== null) candidates = listedEligible(base.list, excluded, table, maxPrice);
     else {
       const all: number[] = [];
       for (let i = 0; i < n; i++) if (eligible(i)) all.push(i);
@@ -159,10 +159,28 @@ export function rank(plan: RankPlan): RankedPage {
  * similar/complementary lists; plus the exact `total` from the cached eligibility counts.
  */
 
-function filterList(list: Int32Array, keep: (item: number) => boolean): Int32Array {
-  const out: number[] = [];
-  for (let j = 0; j < list.length; j++) if (keep(list[j]!)) out.push(list[j]!);
-  return Int32Array.from(out);
+/**
+ * The items of a selective filter's list that the request leaves: not excluded, within the price cap. The
+ * exclusions are marked once in the table's scratch array, so each listed item costs one read, not a search
+ * of the user's history.
+ */
+function listedEligible(
+  list: Int32Array,
+  excluded: ItemSet,
+  table: ItemTable,
+  maxPrice: number | null,
+): Int32Array {
+  const marks = scratchMarks(table);
+  for (const i of excluded) marks[i] = 1;
+  const prices = table.prices;
+  const out = new Int32Array(list.length);
+  let n = 0;
+  for (let j = 0; j < list.length; j++) {
+    const i = list[j]!;
+    if (marks[i] !== 1 && (maxPrice === null || prices[i]! <= maxPrice)) out[n++] = i;
+  }
+  for (const i of excluded) marks[i] = 0;
+  return n === out.length ? out : out.slice(0, n);
 }
 
 /** Eligible items: the cached base count minus this request's exclusions (and price cap). */
