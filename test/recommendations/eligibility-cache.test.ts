@@ -2,7 +2,7 @@
  * The items a filter leaves are computed once per catalogue revision and kept: on a 100k-item catalogue every
  * one of 100 category filters stays cached (each is a short list, not a mask of the whole table), so a random
  * category filter does not scan the table again. A broad filter is kept as a mask, and both give the same
- * items.
+ * items. The cache is bounded by bytes, keys included, so filters that match nothing cannot grow it.
  */
 import { describe, expect, test } from "bun:test";
 import { compileFilters } from "../../src/modules/recommendations/ranking/filters";
@@ -69,5 +69,24 @@ describe("filter eligibility cache", () => {
     expect(masked.count).toBe(listed.count);
     const fromMask = Array.from({ length: ITEMS }, (_, i) => i).filter((i) => masked.mask![i] === 1);
     expect(fromMask).toEqual([...listed.list!]);
+  });
+
+  test("filters matching nothing, each asked once, keep the cache within its budget", () => {
+    const small = buildItemTable(Array.from({ length: 1_000 }, (_, i) => row(i)));
+    const ask = (value: string) => {
+      const group = { filters: [{ field: "category", op: "eq" as const, value }] };
+      return baseEligibility(
+        small,
+        false,
+        compileFilters(group, small, [])!,
+        JSON.stringify(group),
+        LIST_MAX,
+      );
+    };
+    expect(ask("nothing-0").count).toBe(0);
+    for (let k = 1; k < 60_000; k++) ask(`nothing-${k}-${"x".repeat(40)}`);
+    // 4 MB of filter results, plus the table's own derived codes.
+    expect(small.derived.bytes()).toBeLessThan(5 * 2 ** 20);
+    expect(small.derived.bytes()).toBeGreaterThan(3 * 2 ** 20);
   });
 });

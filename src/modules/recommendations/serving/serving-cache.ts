@@ -33,7 +33,7 @@ export type CategorySort = "popularity" | "rating" | "price_asc" | "price_desc";
 interface TableCache {
   revision: number;
   bases: LruMap<string, BaseEligibility>;
-  /** Bytes of the masks and lists in `bases`. */
+  /** Bytes of `bases`: its keys, masks and lists. */
   basesBytes: number;
   categories: LruMap<string, Int32Array>;
   popularityOrder: Int32Array | null;
@@ -72,7 +72,7 @@ export function scratchMarks(table: ItemTable): Uint8Array {
 function tableCacheBytes(cache: TableCache): number {
   let sum = cache.popularityOrder?.byteLength ?? 0;
   sum += cache.marks?.byteLength ?? 0;
-  for (const [key, base] of cache.bases.entries()) sum += 64 + 2 * key.length + eligibilityBytes(base);
+  for (const [key, base] of cache.bases.entries()) sum += eligibilityBytes(key, base);
   for (const [key, order] of cache.categories.entries()) sum += 64 + 2 * key.length + order.byteLength;
   for (const order of cache.otherOrders.values()) sum += 64 + order.byteLength;
   for (const interned of cache.codes.values()) sum += interned.codes.byteLength + 64 * interned.values.length;
@@ -185,17 +185,18 @@ export function baseEligibility(
     mask === null ? { mask: null, count, list: Int32Array.from(found) } : { mask, count, list: null };
   if (!cacheable) return base;
   cache.bases.set(key, base);
-  cache.basesBytes += eligibilityBytes(base);
+  cache.basesBytes += eligibilityBytes(key, base);
   while (cache.basesBytes > BASES_BYTES && cache.bases.size > MIN_BASES) {
     const [oldestKey, oldest] = cache.bases.oldest()!;
     cache.bases.delete(oldestKey);
-    cache.basesBytes -= eligibilityBytes(oldest);
+    cache.basesBytes -= eligibilityBytes(oldestKey, oldest);
   }
   return base;
 }
 
-function eligibilityBytes(base: BaseEligibility): number {
-  return base.mask !== null ? base.mask.byteLength : base.list.byteLength;
+/** An entry's bytes, its key counted too: a filter matching nothing still takes room. */
+function eligibilityBytes(key: string, base: BaseEligibility): number {
+  return 64 + 2 * key.length + (base.mask !== null ? base.mask.byteLength : base.list.byteLength);
 }
 
 /** Every item, most popular first (ties by index), by the table's popularity or the one given. */
