@@ -237,8 +237,8 @@ if (mode === "seed") {
   if (rounds > 0) {
     const client = new ApiClient(s.baseUrl, apiKey);
     const routes = await publishedRoutes(s.baseUrl);
-    // Each run's throughput, and the server's CPU time per request served (µs): steadier than throughput
-    // on a shared host, where time taken by other tenants of the machine counts against neither.
+    // Each run's throughput and the server's CPU time per request served (µs): the experiment's cost read
+    // both ways (on a shared host the two move together, so neither is the steadier).
     const load = async (): Promise<LoadResult & { cpuUs: number }> => {
       const cpu0 = cpuTicks(s.child.pid).process;
       const r = await runLoad({
