@@ -1,6 +1,6 @@
 /**
  * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
- * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart [seconds]` starts the service on it under
+ * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
@@ -163,6 +163,12 @@ if (mode === "seed") {
         body: JSON.stringify({ external_user_id: user(), limit: workload === "cart" ? 6 : 8 }),
       };
     }
+    if (workload === "checkout")
+      return {
+        method: "POST",
+        path: `${R}/ecommerce/checkout?order_value=120`,
+        body: JSON.stringify({ external_user_id: user(), limit: 4 }),
+      };
     if (workload === "health") return { method: "GET", path: "/health" };
     return pers(user());
   };

@@ -2,12 +2,13 @@
  * The items a filter leaves are computed once per catalogue revision and kept: on a 100k-item catalogue every
  * one of 100 category filters stays cached (each is a short list, not a mask of the whole table), so a random
  * category filter does not scan the table again. A broad filter is kept as a mask, and both give the same
- * items. The cache is bounded by bytes, keys included, so filters that match nothing cannot grow it.
+ * items. The cache is bounded by bytes, keys included, so filters that match nothing cannot grow it. A price cap
+ * over a broad base is counted from the base's prices sorted once, as a pass over the table counts it.
  */
 import { describe, expect, test } from "bun:test";
 import { compileFilters } from "../../src/modules/recommendations/ranking/filters";
 import { buildItemTable, type ItemRow } from "../../src/modules/recommendations/serving/item-table";
-import { baseEligibility } from "../../src/modules/recommendations/serving/serving-cache";
+import { baseEligibility, countAtMost } from "../../src/modules/recommendations/serving/serving-cache";
 
 const ITEMS = 100_000;
 const CATEGORIES = 100;
@@ -88,5 +89,16 @@ describe("filter eligibility cache", () => {
     // 4 MB of filter results, plus the table's own derived codes.
     expect(small.derived.bytes()).toBeLessThan(5 * 2 ** 20);
     expect(small.derived.bytes()).toBeGreaterThan(3 * 2 ** 20);
+  });
+
+  test("items at most a price, counted from the sorted prices, as a pass over the table counts them", () => {
+    const base = baseEligibility(table, true, null, null, LIST_MAX);
+    if (base.mask === null) throw new Error("expected a mask");
+    for (const cap of [-1, 0, 10, 10.5, 25, 33.999, 59, 59.5, 1e9]) {
+      let expected = 0;
+      for (let i = 0; i < ITEMS; i++) if (base.mask[i] === 1 && table.prices[i]! <= cap) expected++;
+      expect(countAtMost(table, base, cap)).toBe(expected);
+    }
+    expect(countAtMost(table, base, 1e9)).toBe(base.count);
   });
 });

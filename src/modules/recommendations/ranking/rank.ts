@@ -29,6 +29,7 @@ import {
   type BaseEligibility,
   baseEligibility,
   categoryOrder,
+  countAtMost,
   popularityOrder,
   scratchMarks,
 } from "../serving/serving-cache";
@@ -196,9 +197,8 @@ function eligibleTotal(
     for (const i of excluded) if (mask[i] === 1) total--;
     return total;
   }
-  let total = 0;
+  let total = countAtMost(table, base, maxPrice);
   const prices = table.prices;
-  for (let i = 0; i < mask.length; i++) if (mask[i] === 1 && prices[i]! <= maxPrice) total++;
   for (const i of excluded) if (mask[i] === 1 && prices[i]! <= maxPrice) total--;
   return total;
 }

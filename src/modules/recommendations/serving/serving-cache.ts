@@ -35,6 +35,8 @@ interface TableCache {
   bases: LruMap<string, BaseEligibility>;
   /** Bytes of `bases`: its keys, masks and lists. */
   basesBytes: number;
+  /** The prices of a few broad bases' items, ascending (see `countAtMost`). */
+  sortedPrices: LruMap<BaseEligibility, Float64Array>;
   categories: LruMap<string, Int32Array>;
   popularityOrder: Int32Array | null;
   /** Orders of other popularity arrays (time-of-day variants of the model's), kept as long as the table. */
@@ -60,6 +62,8 @@ export interface ValueCodes {
 const MIN_BASES = 32;
 const BASES_BYTES = 4 * 2 ** 20;
 const MAX_CATEGORY_LISTS = 256;
+/** Broad bases whose prices are kept sorted: a shop's price caps (checkout add-ons) come from one or two. */
+const MAX_SORTED_PRICES = 4;
 
 /** A zeroed per-table byte per item; callers must zero what they set before returning. */
 export function scratchMarks(table: ItemTable): Uint8Array {
@@ -72,6 +76,7 @@ function tableCacheBytes(cache: TableCache): number {
   let sum = cache.popularityOrder?.byteLength ?? 0;
   sum += cache.marks?.byteLength ?? 0;
   for (const [key, base] of cache.bases.entries()) sum += eligibilityBytes(key, base);
+  for (const [, prices] of cache.sortedPrices.entries()) sum += 64 + prices.byteLength;
   for (const [key, order] of cache.categories.entries()) sum += 64 + 2 * key.length + order.byteLength;
   for (const order of cache.otherOrders.values()) sum += 64 + order.byteLength;
   for (const interned of cache.codes.values()) sum += interned.codes.byteLength + 64 * interned.values.length;
@@ -86,6 +91,7 @@ function cacheFor(table: ItemTable): TableCache {
       revision,
       bases: new LruMap(),
       basesBytes: 0,
+      sortedPrices: new LruMap(),
       categories: new LruMap(),
       popularityOrder: null,
       otherOrders: new Map(),
@@ -99,6 +105,7 @@ function cacheFor(table: ItemTable): TableCache {
     cache.revision = revision;
     cache.bases.clear();
     cache.basesBytes = 0;
+    cache.sortedPrices.clear();
     cache.categories.clear();
     cache.codes.clear();
   }
@@ -137,7 +144,7 @@ export function valueCodes(table: ItemTable, column: "categories" | "brands"): V
   return interned;
 }
 
-function remember<V>(map: LruMap<string, V>, key: string, value: V, max: number): V {
+function remember<K, V>(map: LruMap<K, V>, key: K, value: V, max: number): V {
   map.set(key, value);
   if (map.size > max) {
     const oldest = map.oldest();
@@ -196,6 +203,36 @@ export function baseEligibility(
 /** An entry's bytes, its key counted too: a filter matching nothing still takes room. */
 function eligibilityBytes(key: string, base: BaseEligibility): number {
   return 64 + 2 * key.length + (base.mask !== null ? base.mask.byteLength : base.list.byteLength);
+}
+
+/**
+ * How many of a broad base's items cost at most `maxPrice`: a binary search in the base's prices, sorted on
+ * first use, instead of a pass over every item of the table on each request with a price cap.
+ */
+export function countAtMost(
+  table: ItemTable,
+  base: BaseEligibility & { mask: Uint8Array },
+  maxPrice: number,
+): number {
+  const cache = cacheFor(table);
+  let sorted = cache.sortedPrices.get(base);
+  if (sorted === undefined) {
+    sorted = new Float64Array(base.count);
+    const { mask } = base;
+    const prices = table.prices;
+    for (let i = 0, j = 0; i < mask.length; i++) if (mask[i] === 1) sorted[j++] = prices[i]!;
+    // Ascending, a price that is not a number last: it is never at most any cap.
+    sorted.sort();
+    remember(cache.sortedPrices, base, sorted, MAX_SORTED_PRICES);
+  }
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! <= maxPrice) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Every item, most popular first (ties by index), by the table's popularity or the one given. */
