@@ -2,7 +2,8 @@
  * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
- * wrk (32 connections), prints the figures, and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * wrk (32 connections), prints the figures (with the server's CPU per request, whole and by kind of thread),
+ * and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
@@ -11,7 +12,7 @@
  * with runs under `bench serving`'s A/B experiment (N of those, N + 1 plain) and prints each experiment run's
  * cost against the mean of the plain runs either side of it, as that bench's row computes it.
  */
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRng } from "../src/engine/rng";
 import { generateSynthetic } from "./data/synthetic";
@@ -69,17 +70,72 @@ async function start(profile: boolean) {
 }
 
 /** User plus system CPU time of a process and of its main thread, in clock ticks (1/100 s on Linux). */
-function cpuTicks(pid: number): { process: number; main: number } {
-  const read = (path: string) => {
+function cpuTicks(pid: number): { process: number; main: number; threads: Map<number, Thread> } {
+  const threads = threadTicks(pid);
+  return { process: readTicks(`/proc/${pid}/stat`), main: threads.get(pid)?.ticks ?? 0, threads };
+}
+
+/** A `/proc/<pid>/stat` line's user plus system time, in clock ticks; 0 once the task is gone. */
+function readTicks(path: string): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+interface Thread {
+  name: string;
+  ticks: number;
+}
+
+/** Every thread of the process by id: the kernel's name for it (15 characters at most) and its CPU ticks. */
+function threadTicks(pid: number): Map<number, Thread> {
+  const threads = new Map<number, Thread>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
     try {
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-      return Number(fields[11]) + Number(fields[12]);
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      threads.set(Number(tid), { name, ticks: readTicks(`/proc/${pid}/task/${tid}/stat`) });
     } catch {
-      return 0;
+      // The thread ended between the listing and the read.
     }
-  };
-  return { process: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
+  }
+  return threads;
+}
+
+/**
+ * CPU µs per request served by each kind of thread, by the kernel's thread names, the request thread as
+ * "request thread": the embedded store's thread is a "Worker", and JavaScriptCore names its compiler and
+ * collector threads by the tail of their names ("t Helper Thread" is busy while PGlite's WebAssembly is
+ * compiled, for a minute or two after the store's first statements of a kind). A thread that ended during
+ * the run is left out; kinds under 1 µs too.
+ */
+function perThreadUs(
+  pid: number,
+  before: Map<number, Thread>,
+  after: Map<number, Thread>,
+  served: number,
+): Record<string, number> {
+  const byName = new Map<string, number>();
+  for (const [tid, thread] of after) {
+    const name = tid === pid ? "request thread" : thread.name;
+    const ticks = thread.ticks - (before.get(tid)?.ticks ?? 0);
+    byName.set(name, (byName.get(name) ?? 0) + ticks);
+  }
+  const out: Record<string, number> = {};
+  for (const [name, ticks] of [...byName].sort((a, b) => b[1] - a[1])) {
+    const us = Math.round((ticks * 10_000) / Math.max(1, served));
+    if (us >= 1) out[name] = us;
+  }
+  return out;
 }
 
 /** The server's resident memory in MiB, as the kernel reports it (VmRSS). */
@@ -310,6 +366,7 @@ if (mode === "seed") {
       share: (r.rps / h.rps).toFixed(3),
       cpuUsPerRequest: cpuUs(cpuAfter.process - cpuBefore.process),
       mainThreadUsPerRequest: cpuUs(cpuAfter.main - cpuBefore.main),
+      threadsUsPerRequest: perThreadUs(s.child.pid, cpuBefore.threads, cpuAfter.threads, served),
       rssMiB,
     }),
   );
