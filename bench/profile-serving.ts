@@ -69,7 +69,10 @@ async function start(profile: boolean) {
   return { baseUrl, child };
 }
 
-/** User plus system CPU time of a process and of its main thread, in clock ticks (1/100 s on Linux). */
+/**
+ * User plus system CPU time of a process, of its main thread and of each of its threads, in clock ticks (1/100 s
+ * on Linux).
+ */
 function cpuTicks(pid: number): { process: number; main: number; threads: Map<number, Thread> } {
   const threads = threadTicks(pid);
   return { process: readTicks(`/proc/${pid}/stat`), main: threads.get(pid)?.ticks ?? 0, threads };
@@ -115,8 +118,8 @@ function threadTicks(pid: number): Map<number, Thread> {
  * CPU µs per request served by each kind of thread, by the kernel's thread names, the request thread as
  * "request thread": the embedded store's thread is a "Worker", and JavaScriptCore names its compiler and
  * collector threads by the tail of their names ("t Helper Thread" is busy while PGlite's WebAssembly is
- * compiled, for a minute or two after the store's first statements of a kind). A thread that ended during
- * the run is left out; kinds under 1 µs too.
+ * compiled, in the first minutes of load). A thread that ended during the run is left out; kinds under 1 µs
+ * too.
  */
 function perThreadUs(
   pid: number,
