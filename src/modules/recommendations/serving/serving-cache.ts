@@ -209,6 +209,8 @@ function eligibilityBytes(key: string, base: BaseEligibility): number {
  * How many of a broad base's items cost at most `maxPrice`: a binary search in the base's prices, sorted on
  * first use, instead of a pass over every item of the table on each request with a price cap. The sort (about
  * 1 ms for 66k prices) is paid again after each catalogue revision, and repaid by a few dozen capped requests.
+ * The base must be one `baseEligibility` keeps (no filter, or a named one), as the presets' are: an uncached
+ * base is a new object on each request and would be sorted every time.
  */
 export function countAtMost(
   table: ItemTable,
