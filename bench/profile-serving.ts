@@ -2,8 +2,8 @@
  * `bun run bench/profile-serving.ts seed <dir>` seeds and trains the serving bench's tenant on an embedded
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
- * wrk (32 connections), prints the figures (with the server's CPU per request, whole and by kind of thread),
- * and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
+ * of thread, and its minor page faults per request), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
@@ -71,21 +71,36 @@ async function start(profile: boolean) {
 
 /**
  * User plus system CPU time of a process, of its main thread and of each of its threads, in clock ticks (1/100 s
- * on Linux).
+ * on Linux); the process's system time alone, and its minor page faults (pages the kernel mapped in on first
+ * touch, such as memory the allocator had handed back to it).
  */
-function cpuTicks(pid: number): { process: number; main: number; threads: Map<number, Thread> } {
+function cpuTicks(pid: number): {
+  process: number;
+  system: number;
+  minorFaults: number;
+  main: number;
+  threads: Map<number, Thread>;
+} {
   const threads = threadTicks(pid);
-  return { process: readTicks(`/proc/${pid}/stat`), main: threads.get(pid)?.ticks ?? 0, threads };
+  const stat = readStat(`/proc/${pid}/stat`);
+  return { ...stat, process: stat.ticks, main: threads.get(pid)?.ticks ?? 0, threads };
 }
 
-/** A `/proc/<pid>/stat` line's user plus system time, in clock ticks; 0 once the task is gone. */
-function readTicks(path: string): number {
+/**
+ * A `/proc/<pid>/stat` line's user plus system time and system time alone, in clock ticks, and its minor
+ * faults; zeros once the task is gone.
+ */
+function readStat(path: string): { ticks: number; system: number; minorFaults: number } {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    // Fields after the command name (which may hold spaces): minflt is the 8th, utime and stime the 12th and 13th.
     const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-    return Number(fields[11]) + Number(fields[12]);
+    return {
+      ticks: Number(fields[11]) + Number(fields[12]),
+      system: Number(fields[12]),
+      minorFaults: Number(fields[7]),
+    };
   } catch {
-    return 0;
+    return { ticks: 0, system: 0, minorFaults: 0 };
   }
 }
 
@@ -106,7 +121,7 @@ function threadTicks(pid: number): Map<number, Thread> {
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
-      threads.set(Number(tid), { name, ticks: readTicks(`/proc/${pid}/task/${tid}/stat`) });
+      threads.set(Number(tid), { name, ticks: readStat(`/proc/${pid}/task/${tid}/stat`).ticks });
     } catch {
       // The thread ended between the listing and the read.
     }
@@ -369,6 +384,10 @@ if (mode === "seed") {
       share: (r.rps / h.rps).toFixed(3),
       cpuUsPerRequest: cpuUs(cpuAfter.process - cpuBefore.process),
       mainThreadUsPerRequest: cpuUs(cpuAfter.main - cpuBefore.main),
+      systemUsPerRequest: cpuUs(cpuAfter.system - cpuBefore.system),
+      minorFaultsPerRequest: +((cpuAfter.minorFaults - cpuBefore.minorFaults) / Math.max(1, served)).toFixed(
+        2,
+      ),
       threadsUsPerRequest: perThreadUs(s.child.pid, cpuBefore.threads, cpuAfter.threads, served),
       rssMiB,
     }),
