@@ -3,7 +3,8 @@
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
- * of thread, and its minor page faults per request), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * of thread, and its minor page faults per request; its resident memory before and after the request that loads
+ * the tenant's model, and at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
@@ -260,15 +261,18 @@ if (mode === "seed") {
   const requests = once
     ? Array.from({ length: users - 1 }, (_, i) => pers(userId(i + 1))).sort(() => rng() - 0.5)
     : Array.from({ length: 50_000 }, make);
-  await runLoad({
-    baseUrl: s.baseUrl,
-    headers,
-    requests: [pers(userId(0))],
-    connections: 1,
-    durationSeconds: 1,
-    maxRequests: 1,
-    once: true,
+  // The process's resident memory before and after the request that loads the tenant's model, read as
+  // `bench serving` reads it before row (e).
+  const rssEmptyMiB = residentMiB(s.child.pid);
+  const load = pers(userId(0));
+  const loaded = await fetch(`${s.baseUrl}${load.path}`, {
+    method: load.method,
+    headers: { ...headers, "content-type": "application/json" },
+    body: load.body ?? null,
   });
+  await loaded.text();
+  if (!loaded.ok) throw new Error(`the model-loading query answered ${loaded.status}`);
+  const rssLoadedMiB = residentMiB(s.child.pid);
   // First requests are measured once the model has loaded, as `bench serving` row (e) does.
   if (once) {
     await Bun.sleep(5_000);
@@ -389,6 +393,8 @@ if (mode === "seed") {
         2,
       ),
       threadsUsPerRequest: perThreadUs(s.child.pid, cpuBefore.threads, cpuAfter.threads, served),
+      rssEmptyMiB,
+      rssLoadedMiB,
       rssMiB,
     }),
   );
