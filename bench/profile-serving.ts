@@ -3,8 +3,8 @@
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
- * of thread, and its minor page faults per request; its resident memory before and after the request that loads
- * the tenant's model, and at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * of thread, and its minor page faults per request; its resident memory before the request that loads the
+ * tenant's model, as it returns, once settled and at its peak meanwhile, and at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
@@ -20,7 +20,7 @@ import { generateSynthetic } from "./data/synthetic";
 import { ApiClient, ingestSynthetic, publishedRoutes, registerTenant, trainAndWait } from "./lib/api";
 import { type LoadRequest, type LoadResult, runLoad } from "./lib/load";
 import { productId, userId } from "./lib/records";
-import { benchServerEnv, freePort } from "./lib/server";
+import { benchServerEnv, freePort, processPeakRss, processRss, resetPeakRss, settledRss } from "./lib/server";
 import { experimentRow } from "./parts/serving-setup";
 
 const [mode, dir = "/tmp/prof/tenant", workload = "shopMix", secondsArg = "8"] = process.argv.slice(2);
@@ -262,8 +262,9 @@ if (mode === "seed") {
     ? Array.from({ length: users - 1 }, (_, i) => pers(userId(i + 1))).sort(() => rng() - 0.5)
     : Array.from({ length: 50_000 }, make);
   // The process's resident memory before and after the request that loads the tenant's model, read as
-  // `bench serving` reads it before row (e).
+  // `bench serving` reads it before row (e): as that request returns, once settled, and at its peak.
   const rssEmptyMiB = residentMiB(s.child.pid);
+  const peakFromLoad = resetPeakRss(s.child.pid);
   const load = pers(userId(0));
   const loaded = await fetch(`${s.baseUrl}${load.path}`, {
     method: load.method,
@@ -273,6 +274,8 @@ if (mode === "seed") {
   await loaded.text();
   if (!loaded.ok) throw new Error(`the model-loading query answered ${loaded.status}`);
   const rssLoadedMiB = residentMiB(s.child.pid);
+  const rssSettledMiB = Math.round((await settledRss(() => processRss(s.child.pid))).bytes / 2 ** 20);
+  const rssPeakMiB = peakFromLoad ? Math.round(processPeakRss(s.child.pid) / 2 ** 20) : Number.NaN;
   // First requests are measured once the model has loaded, as `bench serving` row (e) does.
   if (once) {
     await Bun.sleep(5_000);
@@ -395,6 +398,8 @@ if (mode === "seed") {
       threadsUsPerRequest: perThreadUs(s.child.pid, cpuBefore.threads, cpuAfter.threads, served),
       rssEmptyMiB,
       rssLoadedMiB,
+      rssSettledMiB,
+      rssPeakMiB,
       rssMiB,
     }),
   );

@@ -8,7 +8,7 @@ import { bySize } from "../lib/args";
 import { type LoadRequest, type LoadResult, runLoad } from "../lib/load";
 import { createFreshDatabase, type FreshDatabase, postgresUnavailableReason } from "../lib/postgres";
 import { userId } from "../lib/records";
-import { type RunningServer, startChildServer } from "../lib/server";
+import { type RunningServer, settledRss, startChildServer } from "../lib/server";
 import { formatNumber, ratio } from "../lib/table";
 import type { BenchContext, BenchPart, Cell, Figure, PartOutput } from "../lib/types";
 import { wrkAvailable } from "../lib/wrk";
@@ -311,6 +311,7 @@ export const servingPart: BenchPart = {
       // The new process settles (start-up garbage collected) before its size without the tenant is read.
       await Bun.sleep(2_000);
       const rssEmpty = server.rss();
+      const peakFromLoad = server.resetPeakRss();
       const loadStarted = performance.now();
       await new ApiClient(server.baseUrl, tenant.apiKey).expect(
         "POST",
@@ -319,7 +320,12 @@ export const servingPart: BenchPart = {
         [200],
       );
       const firstMs = performance.now() - loadStarted;
-      const rssLoaded = server.rss();
+      // Three readings of the loaded process: as its first query returns (what this row always read, and
+      // the 3.3 KB/item goal was set at), once it has settled (what it keeps), and its peak while loading.
+      const restarted = server;
+      const rssLoaded = restarted.rss();
+      const settled = await settledRss(() => restarted.rss());
+      const rssPeak = peakFromLoad ? restarted.peakRss() : Number.NaN;
       const h = await measure(server, health, health, false);
       healthRuns.push(h.rps);
       const cold: Workload = {
@@ -338,15 +344,19 @@ export const servingPart: BenchPart = {
       if (size.products < 10_000) {
         notes.push("resident memory per item: not measured at this size (process noise exceeds the tenant)");
       } else if (Number.isFinite(perItem)) {
+        const settledPerItem = (settled.bytes - rssEmpty) / size.products;
         figures.push({ key: "serving.rssPerItem", value: perItem, unit: "B", better: "lower" });
+        figures.push({ key: "serving.rssSettledPerItem", value: settledPerItem, unit: "B", better: "lower" });
         // The goal is per item of a 100k-product tenant: a smaller one spreads the model's and the process's
         // fixed costs (the indexes' graphs, the ranking's compiled code) over fewer items.
         const verdict =
           size.products >= GOAL_TENANT_ITEMS
             ? `${perItem <= RSS_PER_ITEM_BEFORE ? "no worse than" : "WORSE than"} 3.3 KB/item`
             : `the goal of 3.3 KB/item is a ${formatNumber(GOAL_TENANT_ITEMS)}-product tenant's: --full`;
+        const mib = (bytes: number) => formatNumber((bytes - rssEmpty) / 2 ** 20);
+        const peak = Number.isFinite(rssPeak) ? `; at its peak while loading, ${mib(rssPeak)} MiB` : "";
         notes.push(
-          `resident memory of the loaded tenant: ${formatNumber((rssLoaded - rssEmpty) / 2 ** 20)} MiB = ${formatNumber(perItem)} B/item (${formatNumber(size.products)} items; ${verdict}); the first request after the restart, which loaded the model, took ${formatNumber(firstMs)} ms`,
+          `resident memory of the loaded tenant (${formatNumber(size.products)} items): ${mib(rssLoaded)} MiB = ${formatNumber(perItem)} B/item as its first query returned (${verdict}); ${mib(settled.bytes)} MiB = ${formatNumber(settledPerItem)} B/item once settled, ${formatNumber(settled.afterMs / 1000)} s later${peak}; that query, which loaded the model, took ${formatNumber(firstMs)} ms`,
         );
       }
 
