@@ -183,9 +183,9 @@ export function resetPeakRss(pid: number): boolean {
 /**
  * The process's resident size once it has stopped moving: read every 250 ms from `minMs` on, until two
  * readings 500 ms apart are within 1 MiB (or `maxMs` has passed). Loading a tenant leaves decoded buffers,
- * bulk-read rows and garbage behind for a moment: on the 20k-product tenant the process was 40-80 MiB larger
- * as its first query returned than a second later, so a reading taken then is neither what the process keeps
- * nor its peak (VmHWM tells that).
+ * bulk-read rows and garbage behind for a moment: the 20k-product tenant's process was 24-44 MiB larger as
+ * its first query returned than a second later (above the empty process: 63-77 MiB against 32-39 MiB), so a
+ * reading taken then is neither what the process keeps nor its peak (VmHWM tells that).
  */
 export async function settledRss(
   read: () => number,
