@@ -4,7 +4,7 @@
  * 100k-item model's decode, array copies and index reads take seconds of CPU between them.
  */
 import { unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import {
   type AnnIndex,
   type AnnRows,
@@ -14,15 +14,32 @@ import {
   denseRows,
   readAnnIndexFileAsync,
 } from "../engine";
+import { Slots } from "../shared/slots";
 import type { DecodedArtifact, DecodeMessage, DecodeRequest, PlacedIndex } from "./decode-protocol";
 
 export type { DecodedArtifact } from "./decode-protocol";
 
 /**
+ * Decodes under way at once in this process: half the cores, at least one. Each holds a worker of its own
+ * and the artifact's decoded arrays beside the finished ones for a moment, and competes with the thread
+ * that answers requests for the CPU; after a restart, the first requests of many tenants arrive together,
+ * and decoding all their models at once multiplied that peak and made every one of them wait for all the
+ * others. The rest wait their turn, in the order asked.
+ */
+export const decodeSlots = new Slots(Math.max(1, Math.floor(availableParallelism() / 2)));
+
+/**
  * The artifact decoded, its model's indexes read and attached (`annIndexes(model)` returns them). Bytes
  * passed in are moved to the worker: the caller must not use them afterwards.
  */
-export async function decodeArtifact(
+export function decodeArtifact(
+  source: DecodeRequest["source"],
+  annFiles: DecodeRequest["annFiles"],
+): Promise<DecodedArtifact> {
+  return decodeSlots.run(() => decodeNow(source, annFiles));
+}
+
+async function decodeNow(
   source: DecodeRequest["source"],
   annFiles: DecodeRequest["annFiles"],
 ): Promise<DecodedArtifact> {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { createAppEvents } from "../../src/app-events";
 import { createLogger } from "../../src/shared/logger";
+import { decodeSlots } from "../../src/snapshots/decode-in-worker";
 import { productsWatermark, refreshProducts } from "../../src/snapshots/freshness";
 import { SnapshotRegistry } from "../../src/snapshots/registry";
 import { itemsRevision } from "../../src/snapshots/revision";
@@ -22,6 +23,17 @@ async function trainedTenant(ctx: TestContext): Promise<{ tenant: Tenant; modelI
   return { tenant, modelId: job.modelId! };
 }
 
+/** A registry of its own over the shared context's store, as a restarted process has. */
+function freshRegistry(ctx: TestContext): SnapshotRegistry {
+  return new SnapshotRegistry({
+    database: ctx.deps.database,
+    logger: quiet,
+    maxBytes: 1 << 30,
+    events: createAppEvents(),
+    artifacts: ctx.deps.artifacts,
+  });
+}
+
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await Bun.sleep(20);
 }
@@ -37,13 +49,7 @@ describe("snapshot registry", () => {
   test("loads lazily from the stored artifact (as after a restart); peek returns the same reference", async () => {
     const ctx = await sharedTestContext();
     const { tenant, modelId } = await trainedTenant(ctx);
-    const fresh = new SnapshotRegistry({
-      database: ctx.deps.database,
-      logger: quiet,
-      maxBytes: 1 << 30,
-      events: createAppEvents(),
-      artifacts: ctx.deps.artifacts,
-    });
+    const fresh = freshRegistry(ctx);
     expect(fresh.peekSnapshot(tenant.accountId)).toBeUndefined();
     const snapshot = await fresh.getSnapshot(tenant.accountId);
     expect(snapshot).toMatchObject({ accountId: tenant.accountId, modelId, version: 1 });
@@ -62,6 +68,29 @@ describe("snapshot registry", () => {
     expect(fresh.stats()).toMatchObject({ snapshots: 1, bytes: snapshot!.bytes() });
   }, 120_000);
 
+  test("a load waits for a free decoding slot: loads of many accounts at once decode a few at a time", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant, modelId } = await trainedTenant(ctx);
+    const fresh = freshRegistry(ctx);
+    // Every slot taken, as by the loads of other accounts.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holders = Array.from({ length: decodeSlots.size }, () => decodeSlots.run(() => held));
+    let loaded = false;
+    const loading = fresh.getSnapshot(tenant.accountId).then((snapshot) => {
+      loaded = true;
+      return snapshot;
+    });
+    await until(() => decodeSlots.waiting >= 1);
+    await Bun.sleep(50);
+    expect(loaded).toBe(false);
+    release();
+    await Promise.all(holders);
+    expect(await loading).toMatchObject({ accountId: tenant.accountId, modelId });
+  }, 120_000);
+
   test("on the embedded store the artifact is a file under DATA_DIR; the database holds only the model row", async () => {
     if (usingPostgres()) return;
     const ctx = await sharedTestContext();
@@ -77,13 +106,7 @@ describe("snapshot registry", () => {
     expect(readdirSync(join(ctx.deps.config.dataDir, "artifacts")).filter((f) => f.endsWith(".tmp"))).toEqual(
       [],
     );
-    const loaded = await new SnapshotRegistry({
-      database: ctx.deps.database,
-      logger: quiet,
-      maxBytes: 1 << 30,
-      events: createAppEvents(),
-      artifacts: ctx.deps.artifacts,
-    }).getSnapshot(tenant.accountId);
+    const loaded = await freshRegistry(ctx).getSnapshot(tenant.accountId);
     expect(loaded?.modelId).toBe(modelId);
   }, 120_000);
 
@@ -136,13 +159,7 @@ describe("snapshot registry", () => {
     const ctx = await sharedTestContext();
     const a = await trainedTenant(ctx);
     const b = await trainedTenant(ctx);
-    const probe = new SnapshotRegistry({
-      database: ctx.deps.database,
-      logger: quiet,
-      maxBytes: 1 << 30,
-      events: createAppEvents(),
-      artifacts: ctx.deps.artifacts,
-    });
+    const probe = freshRegistry(ctx);
     const size = (await probe.getSnapshot(a.tenant.accountId))!.bytes();
     const bounded = new SnapshotRegistry({
       database: ctx.deps.database,
@@ -216,13 +233,7 @@ describe("snapshot registry", () => {
     ctx.deps.snapshots.evictEndUser(tenant.accountId, "u-2");
     expect(snapshot.users.indexByExternalId.has("u-2")).toBe(false);
     // A snapshot loaded later from the same artifact does not map the erased user either.
-    const fresh = new SnapshotRegistry({
-      database: ctx.deps.database,
-      logger: quiet,
-      maxBytes: 1 << 30,
-      events: createAppEvents(),
-      artifacts: ctx.deps.artifacts,
-    });
+    const fresh = freshRegistry(ctx);
     const reloaded = (await fresh.getSnapshot(tenant.accountId))!;
     expect(reloaded.users.indexByExternalId.has("u-1")).toBe(false);
     expect(reloaded.users.indexByExternalId.has("u-3")).toBe(true);
