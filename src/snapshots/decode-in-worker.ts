@@ -20,11 +20,11 @@ import type { DecodedArtifact, DecodeMessage, DecodeRequest, PlacedIndex } from 
 export type { DecodedArtifact } from "./decode-protocol";
 
 /**
- * Decodes under way at once in this process: half the cores, at least one. Each holds a worker of its own
- * and the artifact's decoded arrays beside the finished ones for a moment, and competes with the thread
- * that answers requests for the CPU; after a restart, the first requests of many tenants arrive together,
- * and decoding all their models at once multiplied that peak and made every one of them wait for all the
- * others. The rest wait their turn, in the order asked.
+ * Decodes under way at once in this process: half the cores, at least one; the rest wait their turn, in the
+ * order asked. Each decode runs a worker of its own and holds the artifact's pages and the arrays copied out
+ * of them for a moment, and competes for the CPU with the thread that answers requests. After a restart the
+ * first requests of many tenants arrive together: decoding all their models at once added those peaks up,
+ * and each load finished only about when all the others did.
  */
 export const decodeSlots = new Slots(Math.max(1, Math.floor(availableParallelism() / 2)));
 
