@@ -160,12 +160,7 @@ function perThreadUs(
 
 /** The server's resident memory in MiB, as the kernel reports it (VmRSS). */
 function residentMiB(pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? Number.NaN : Math.round(Number(kb) / 1024);
-  } catch {
-    return Number.NaN;
-  }
+  return Math.round(processRss(pid) / 2 ** 20);
 }
 
 const data = () =>
