@@ -3,7 +3,7 @@
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
- * of thread, and its minor page faults per request; its resident memory before the request that loads the
+ * of thread, and its minor page faults per request with what one costs on this machine; its resident memory before the request that loads the
  * tenant's model, as it returns, once settled and at its peak meanwhile, and at the end), and leaves the
  * profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
@@ -20,6 +20,7 @@ import { createRng } from "../src/engine/rng";
 import { generateSynthetic } from "./data/synthetic";
 import { ApiClient, ingestSynthetic, publishedRoutes, registerTenant, trainAndWait } from "./lib/api";
 import { type LoadRequest, type LoadResult, runLoad } from "./lib/load";
+import { pageFaultMicros } from "./lib/machine";
 import { productId, userId } from "./lib/records";
 import { benchServerEnv, freePort, processPeakRss, processRss, resetPeakRss, settledRss } from "./lib/server";
 import { experimentRow } from "./parts/serving-setup";
@@ -370,6 +371,8 @@ if (mode === "seed") {
   });
   const measuredTo = (Date.now() - spawned) / 1000;
   const cpuAfter = cpuTicks(s.child.pid);
+  // This machine's cost of one such fault (µs), read by this process once the load has ended.
+  const pageFaultUs = pageFaultMicros();
   const rssMiB = residentMiB(s.child.pid);
   const served = r.requests;
   // CPU time the server spent per request served, in µs: the whole process and its request thread.
@@ -391,6 +394,7 @@ if (mode === "seed") {
       minorFaultsPerRequest: +((cpuAfter.minorFaults - cpuBefore.minorFaults) / Math.max(1, served)).toFixed(
         2,
       ),
+      pageFaultUs: pageFaultUs === null ? null : +pageFaultUs.toFixed(1),
       threadsUsPerRequest: perThreadUs(s.child.pid, cpuBefore.threads, cpuAfter.threads, served),
       rssEmptyMiB,
       rssLoadedMiB,

@@ -51,6 +51,11 @@ export interface MachineInfo {
   gitCommit: string;
   gitDirty: boolean;
   date: string;
+  /**
+   * What the kernel takes to map a fresh page on first touch, in µs (see `pageFaultMicros`); null when it could
+   * not be read. Absent from results saved before it was measured.
+   */
+  pageFaultMicros?: number | null;
 }
 
 export interface RunResult {

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { compareRuns, delta } from "../../bench/compare";
 import { parseArgs } from "../../bench/lib/args";
+import { describeMachine, pageFaultMicros } from "../../bench/lib/machine";
 import { ratio, renderTable } from "../../bench/lib/table";
 import type { RunResult } from "../../bench/lib/types";
 import { qualityOutput } from "../../bench/parts/quality";
@@ -101,5 +102,20 @@ describe("bench compare", () => {
     const text = compareRuns(run(1000), run(1500));
     expect(text).toContain("health.rps");
     expect(text).toMatch(/1,000\s+1,500\s+\+50\.0% better/);
+    // A run saved before the page fault was measured is described without it.
+    expect(text).not.toContain("page fault");
+    expect(describeMachine({ ...machine, pageFaultMicros: 11.46 })).toEndWith(", page fault 11.5 µs");
+  });
+});
+
+describe("the machine's page fault", () => {
+  test.skipIf(process.platform !== "linux")("is read from pages this process touches first", () => {
+    const before = process.resourceUsage().minorPageFault;
+    const micros = pageFaultMicros();
+    // Five rounds of 4,096 pages: the kernel counted at least the rounds that were timed.
+    expect(process.resourceUsage().minorPageFault - before).toBeGreaterThanOrEqual(2048);
+    expect(micros).not.toBeNull();
+    expect(micros!).toBeGreaterThan(0);
+    expect(micros!).toBeLessThan(10_000);
   });
 });
