@@ -3,9 +3,9 @@
  * store in <dir>; `... run <dir> shopMix|views|homepage|category|cold|repeated|productPage|cart|checkout [seconds]` starts the service on it under
  * Bun's CPU profiler (PROFILE=0: without it), sends /health, an unrecorded warm-up and then the workload with
  * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
- * of thread, and its minor page faults per request with what one costs on this machine; its resident memory before the request that loads the
- * tenant's model, as it returns, once settled and at its peak meanwhile, and at the end), and leaves the
- * profile (.cpuprofile and markdown) in <dir>/prof.
+ * of thread, and its minor page faults per request with what one costs on this machine; its resident memory
+ * before the request that loads the tenant's model, as it returns, once settled and at its peak meanwhile, and
+ * at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
