@@ -77,6 +77,61 @@ describe("KnownUserWriter", () => {
     }
   }, 60_000);
 
+  test("a batch keeps every value as given: ids and queries with any characters, times to the millisecond", async () => {
+    const ctx = await sharedTestContext();
+    const { apiKey, accountId } = await registerTenant(ctx);
+    const odd = ['quote"d', "back\\slash", "{brace},comma", "NULL", "ünïcödé ✓", "tab\there"];
+    for (const id of odd) {
+      const product = await ctx.request("POST", "/api/v1/products/", {
+        apiKey,
+        body: { externalId: `p-${id}`, name: id, price: 1, category: "c" },
+      });
+      expect(product.status).toBe(201);
+      const user = await ctx.request("POST", "/api/v1/interactions/", {
+        apiKey,
+        body: { external_user_id: `u-${id}`, external_product_id: `p-${id}`, interaction_type: "VIEW" },
+      });
+      expect(user.status).toBe(200);
+    }
+    const { database, statements } = counting(ctx.deps.database);
+    const writer = new KnownUserWriter(database, 1);
+    const wanted: KnownUserInteraction[] = odd.map((id, i) => ({
+      accountId,
+      externalUserId: `u-${id}`,
+      externalProductId: `p-${odd[(i + 1) % odd.length]}`,
+      type: i % 2 === 0 ? "SEARCH" : "RATING",
+      value: i + 0.25,
+      query: i % 2 === 0 ? `q ${id}\nline` : null,
+      occurredAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 100 + i)),
+    }));
+    // The first alone, the rest as one batch.
+    const rows = await Promise.all(wanted.map((w) => writer.record(w)));
+    expect(statements()).toBe(2);
+    for (let i = 0; i < wanted.length; i++) {
+      const [stored] = await ctx.deps.database.rows<{
+        u: string;
+        p: string;
+        type: string;
+        value: number;
+        query: string | null;
+        at: number;
+      }>(sql`
+        select eu.external_id as u, p.external_id as p, i.interaction_type as type, i.value, i.query,
+               (extract(epoch from i.occurred_at) * 1000)::float8 as at
+        from interactions i join end_users eu on eu.id = i.end_user_id join products p on p.id = i.product_id
+        where i.id = ${rows[i]!.id}`);
+      const w = wanted[i]!;
+      expect(stored).toEqual({
+        u: w.externalUserId,
+        p: w.externalProductId,
+        type: w.type,
+        value: w.value,
+        query: w.query,
+        at: w.occurredAt.getTime(),
+      });
+    }
+  }, 60_000);
+
   test("a missing end user or product is undefined for its caller alone", async () => {
     const ctx = await sharedTestContext();
     const { accountId } = await tenantWith(ctx, 2, 2);

@@ -11,7 +11,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { classifyDatabaseError } from "../../db/errors";
-import { numberArray, textArray } from "../../db/pg-array";
 
 export interface KnownUserInteraction {
   accountId: number;
@@ -131,6 +130,12 @@ async function insertOne(
  * the planner cannot turn the lookups into a join that reads every product and end user of the store. Ids
  * are drawn before the insert, so each row is matched back to its caller by id rather than by the order of
  * the insert's output, which Postgres does not promise.
+ *
+ * The batch travels as one JSON document, whose row count the planner cannot see, so the statement's plan is
+ * made once and serves every batch. Sent as typed arrays, whose lengths it does see, it was planned afresh
+ * for each batch, as a plan for a few rows always looked cheaper than the general one: on the embedded store
+ * under the shop mix (about five interactions a statement) that took 0.9-1.25 ms a statement, against about
+ * 0.55 ms now.
  */
 async function insertMany(
   database: Pick<Database, "rows">,
@@ -138,15 +143,18 @@ async function insertMany(
 ): Promise<(RecordedRow | undefined)[]> {
   const rows = await database.rows<{ n: number; id: number; end_user_id: number; product_id: number }>(sql`
     with wanted as (
-      select * from unnest(
-        ${numberArray(batch.map((w) => w.accountId))}::int[],
-        ${textArray(batch.map((w) => w.externalUserId))}::text[],
-        ${textArray(batch.map((w) => w.externalProductId))}::text[],
-        ${textArray(batch.map((w) => w.type))}::text[],
-        ${numberArray(batch.map((w) => w.value))}::float8[],
-        ${textArray(batch.map((w) => w.query))}::text[],
-        ${textArray(batch.map((w) => w.occurredAt.toISOString()))}::timestamptz[]
-      ) with ordinality as w(a, u, p, t, v, q, at, n)
+      select * from json_to_recordset(${JSON.stringify(
+        batch.map((w, i) => ({
+          n: i + 1,
+          a: w.accountId,
+          u: w.externalUserId,
+          p: w.externalProductId,
+          t: w.type,
+          v: w.value,
+          q: w.query,
+          at: w.occurredAt.toISOString(),
+        })),
+      )}::json) as w(n int, a int, u text, p text, t text, v float8, q text, at timestamptz)
     ),
     found as materialized (
       select w.*,
