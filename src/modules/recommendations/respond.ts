@@ -10,7 +10,7 @@ import { attached } from "../../shared/attached";
 import type { UsageMeter } from "../../shared/usage-meter";
 import { recordUsage } from "../usage/record";
 import { type RankedPage, RecommendationPage } from "./schemas";
-import type { AnswerLabels, RecommendationLogQueue } from "./serving/log-queue";
+import { type AnswerLabels, itemListJson, type RecommendationLogQueue } from "./serving/log-queue";
 import type { RenderedPage } from "./serving/page-cache";
 
 /** What sending an answer reads from the app: the recommendation log and the usage counters. */
@@ -54,13 +54,10 @@ export function renderPage(
   if (!RENDERED_BODY.Check(body)) throw new ValidationError("response", RENDERED_BODY, body);
   const json = JSON.stringify(body);
   jsonOfBody.set(body, json);
-  return {
-    endpoint,
-    endUserId,
-    itemIds: page.items.map((item) => item.externalId),
-    body,
-    bytes: bytes + json.length,
-  };
+  const itemIds = page.items.map((item) => item.externalId);
+  // The list's JSON for the recommendation log, made while its ids are hot (see `itemListJson`).
+  if (itemIds.length > 0) itemListJson(itemIds);
+  return { endpoint, endUserId, itemIds, body, bytes: bytes + json.length };
 }
 
 /**

@@ -195,6 +195,21 @@ const nullableText = (value: number | null): string | null => (value === null ? 
 
 const listJson = attached<readonly string[], string>("item list JSON");
 
+/**
+ * The JSON text of an answer's item list, made once per list and kept on it. The page renderer asks for it as
+ * it renders the page (respond.ts), while the ids are still in the processor's cache from the page's own
+ * JSON: asked for first at the log's flush, a second later, a list of 20 took about 2 µs to serialise in a
+ * busy process, against 0.35 µs for fresh copies of the same ids (counted under the one-category workload).
+ */
+export function itemListJson(items: readonly string[]): string {
+  let json = listJson.get(items);
+  if (json === undefined) {
+    json = JSON.stringify(items);
+    listJson.set(items, json);
+  }
+  return json;
+}
+
 interface LabelColumns {
   endpoint: string[];
   strategy: (string | null)[];
@@ -220,11 +235,7 @@ function batchLines(batch: readonly RecommendationLogEntry[]): {
   const lines: string[] = new Array(batch.length);
   for (let r = 0; r < batch.length; r++) {
     const entry = batch[r]!;
-    let items = listJson.get(entry.items);
-    if (items === undefined) {
-      items = JSON.stringify(entry.items);
-      listJson.set(entry.items, items);
-    }
+    const items = itemListJson(entry.items);
     let k = labelNumber.get(entry.labels);
     if (k === undefined) {
       labels.endpoint.push(entry.labels.endpoint);
