@@ -10,6 +10,7 @@ import m7 from "../../drizzle/0007_recommendation_logs_end_user_time_index.sql" 
 import m8 from "../../drizzle/0008_products_changed_index.sql" with { type: "text" };
 import m9 from "../../drizzle/0009_account_keyed_foreign_keys.sql" with { type: "text" };
 import m10 from "../../drizzle/0010_foreign_key_indexes.sql" with { type: "text" };
+import m11 from "../../drizzle/0011_event_rows_account_key.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0008_products_changed_index", sql: m8 },
   { tag: "0009_account_keyed_foreign_keys", sql: m9 },
   { tag: "0010_foreign_key_indexes", sql: m10 },
+  { tag: "0011_event_rows_account_key", sql: m11 },
 ];

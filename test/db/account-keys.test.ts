@@ -72,6 +72,56 @@ describe("account-keyed rows", () => {
     await database.rows(sql`delete from products where account_id = ${a} and external_id = 'p1'`);
     expect(await count()).toBe(1);
   });
+
+  test("deleting an account deletes its interactions, orders and searches, through its end users", async () => {
+    const ctx = await sharedTestContext();
+    const { database } = ctx.deps;
+    const [gone, kept] = await Promise.all([registerTenant(ctx), registerTenant(ctx)]);
+    const seed = async (a: number) => {
+      await database.rows(sql`insert into end_users (account_id, external_id) values (${a}, 'u1')`);
+      await database.rows(sql`insert into products (account_id, external_id, name, price, category)
+        values (${a}, 'p1', 'P', 1, 'c')`);
+      await database.rows(sql`insert into interactions (account_id, end_user_id, product_id, interaction_type, value, occurred_at)
+        select ${a}, u.id, p.id, 'PURCHASE', 1, now() from end_users u, products p
+        where u.account_id = ${a} and p.account_id = ${a}`);
+      await database.rows(sql`insert into orders (account_id, end_user_id, product_id, quantity, unit_price, occurred_at)
+        select ${a}, u.id, p.id, 1, 1, now() from end_users u, products p
+        where u.account_id = ${a} and p.account_id = ${a}`);
+      await database.rows(sql`insert into searches (account_id, end_user_id, query, occurred_at)
+        select ${a}, u.id, 'q', now() from end_users u where u.account_id = ${a}`);
+    };
+    await seed(gone.accountId);
+    await seed(kept.accountId);
+    const rows = async (a: number) =>
+      (
+        await database.rows<{ n: number }>(sql`
+          select (select count(*) from interactions where account_id = ${a})
+               + (select count(*) from orders where account_id = ${a})
+               + (select count(*) from searches where account_id = ${a}) as n`)
+      ).map((row) => Number(row.n))[0];
+    expect(await rows(gone.accountId)).toBe(3);
+    await database.rows(sql`delete from accounts where id = ${gone.accountId}`);
+    expect(await rows(gone.accountId)).toBe(0);
+    expect(await rows(kept.accountId)).toBe(3);
+  });
+
+  test("an event row's account is held to an existing one by its end user's key", async () => {
+    const ctx = await sharedTestContext();
+    const { database } = ctx.deps;
+    const tenant = await registerTenant(ctx);
+    const [user] = await database.rows<{ id: number }>(
+      sql`insert into end_users (account_id, external_id) values (${tenant.accountId}, 'u1') returning id`,
+    );
+    const [{ nobody }] = (await database.rows<{ nobody: number }>(
+      sql`select coalesce(max(id), 0) + 1000 as nobody from accounts`,
+    )) as [{ nobody: number }];
+    expect(
+      await refusal(
+        database.rows(sql`insert into searches (account_id, end_user_id, query, occurred_at)
+          values (${Number(nobody)}, ${Number(user!.id)}, 'q', now())`),
+      ),
+    ).toBe(FOREIGN_KEY_VIOLATION);
+  });
 });
 
 describe("foreign keys", () => {
