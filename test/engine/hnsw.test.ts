@@ -135,6 +135,60 @@ describe("HNSW wrapper", () => {
     });
   }
 
+  // Searches off the request thread (patches/hnswlib-node@3.0.0.patch): the same walk as searchKnn's, with
+  // the candidate list's size passed along instead of set on the index that other searches share.
+  for (const [space, d, sparse] of [
+    ["ip", 64, false],
+    ["cosine", 20, false],
+    ["cosine", 256, true],
+  ] as [AnnSpace, number, boolean][]) {
+    test(`${space}, ${d} dims${sparse ? ", sparse rows" : ""}: searchKnnAsync answers what searchKnn answers at the same ef`, async () => {
+      const rows = sparse ? sparseClustered(2000, d, 7) : clustered(2000, d, 7);
+      const ix = buildAnnIndex(denseRows(rows, d), space);
+      expect(ix.capacity > 0).toBe(sparse);
+      const points = clustered(40, d, 8);
+      for (const [k, ef] of [
+        [10, 0],
+        [10, 10],
+        [25, 200],
+        [100, 100],
+      ] as const) {
+        const queries = Array.from({ length: 40 }, (_, q) => points.subarray(q * d, (q + 1) * d));
+        // All at once: the pool runs several searches of one index together.
+        const together = await Promise.all(queries.map((query) => ix.index.searchKnnAsync(query, k, ef)));
+        ix.index.setEf(ef > 0 ? ef : ix.options.efSearch);
+        for (let q = 0; q < queries.length; q++) {
+          const alone = ix.index.searchKnn(queries[q]!, k);
+          expect(together[q]!.neighbors).toEqual(alone.neighbors);
+          expect(together[q]!.distances).toEqual(alone.distances);
+        }
+      }
+      // Its own ef does not change the index's.
+      ix.index.setEf(33);
+      await ix.index.searchKnnAsync(points.subarray(0, d), 5, 300);
+      expect(ix.index.getEf()).toBe(33);
+      expect(() => ix.index.searchKnnAsync(new Float32Array(d + 1), 1, 0)).toThrow(/array length/);
+      expect(() => ix.index.searchKnnAsync(Array.from(points.subarray(0, d)) as never, 1, 0)).toThrow(
+        /Float32Array/,
+      );
+      expect(() => ix.index.searchKnnAsync(points.subarray(0, d), 1_000_000, 0)).toThrow(/maxElements/);
+    });
+  }
+
+  test("a search under way keeps its index alive when nothing else refers to it", async () => {
+    const d = 32;
+    const query = clustered(1, d, 10);
+    let expected: number[] = [];
+    const pending = (() => {
+      const ix = buildAnnIndex(denseRows(clustered(3000, d, 9), d), "ip");
+      ix.index.setEf(400);
+      expected = [...ix.index.searchKnn(query, 50).neighbors];
+      return ix.index.searchKnnAsync(query, 50, 400);
+    })();
+    Bun.gc(true);
+    expect([...(await pending).neighbors]).toEqual(expected);
+  });
+
   test("zero vectors are not indexed", () => {
     const v = new Float32Array(4 * 3);
     v.set([1, 0, 0], 0);
