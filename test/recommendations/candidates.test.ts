@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { DEFAULT_TUNING, type ServingTuning } from "../../src/engine/ranking/candidates";
 import { denseHistory } from "../../src/engine/ranking/components";
 import type { ModelSignals } from "../../src/engine/ranking/signals";
-import { rank } from "../../src/modules/recommendations/ranking/rank";
+import { rank, searchesAhead } from "../../src/modules/recommendations/ranking/rank";
 import { sourceLabels } from "../../src/modules/recommendations/ranking/rank-items";
 import { contentIndex, factorIndex } from "../../src/modules/recommendations/serving/ann-access";
 import { HistoryCache, withInteractions } from "../../src/modules/recommendations/serving/history-cache";
@@ -480,16 +480,24 @@ describe("candidates carried from the user's previous history", () => {
     "through the routes (%s): a viewed product leaves the next answer without a search, as a fresh search would answer",
     async (strategy, user, indexOf) => {
       const body = { external_user_id: user, limit: 10, strategy };
-      // The searches of the signal's index, counted on the index itself.
+      // The searches of the signal's index, on the request thread or off it, counted on the index itself.
       const view = await ctx.deps.recommendations.view(als.accountId);
       const index = indexOf(view.snapshot!.model)!.index;
       const search = index.searchKnn.bind(index);
+      const searchAsync = index.searchKnnAsync.bind(index);
       let searches = 0;
       Object.defineProperty(index, "searchKnn", {
         configurable: true,
         value: (...args: Parameters<typeof search>) => {
           searches++;
           return search(...args);
+        },
+      });
+      Object.defineProperty(index, "searchKnnAsync", {
+        configurable: true,
+        value: (...args: Parameters<typeof searchAsync>) => {
+          searches++;
+          return searchAsync(...args);
         },
       });
       try {
@@ -510,8 +518,131 @@ describe("candidates carried from the user's previous history", () => {
         expect(carried.body.total).toBe(searched.body.total);
       } finally {
         delete (index as { searchKnn?: unknown }).searchKnn;
+        delete (index as { searchKnnAsync?: unknown }).searchKnnAsync;
         Object.assign(tuning, DEFAULT_TUNING);
       }
     },
   );
+  describe("searches made ahead of the ranking, off the request thread", () => {
+    const HOMEPAGE = "/api/v1/recommendations/ecommerce/homepage";
+    const requests: [string, Record<string, unknown>][] = [
+      [QUERY, { external_user_id: "u-20", limit: 10 }],
+      [QUERY, { external_user_id: "u-21", limit: 5, skip: 4, recommendation_goal: "discovery" }],
+      [QUERY, { external_user_id: "u-22", limit: 10, strategy: "collab" }],
+      [QUERY, { external_user_id: "u-23", limit: 10, strategy: "content_based" }],
+      [QUERY, { external_user_id: "u-24", limit: 8, model_variant: "diverse", include_explanation: true }],
+      [QUERY, { external_user_id: "u-25", limit: 10, context: { source_external_product_id: "p-1-2" } }],
+      // A filter keeping part of the catalogue: the searches reach further to make up for it.
+      [
+        QUERY,
+        {
+          external_user_id: "u-28",
+          limit: 10,
+          filters: { logic: "and", filters: [{ field: "brand", op: "in", value: ["brand0", "brand1"] }] },
+        },
+      ],
+      [HOMEPAGE, { external_user_id: "u-26" }],
+    ];
+
+    /** Both indexes' searches counted, on the request thread and off it; `failAhead`: the latter fail. */
+    async function counted<T>(failAhead: boolean, run: () => Promise<T>) {
+      const view = await ctx.deps.recommendations.view(als.accountId);
+      const indexes = [factorIndex(view.snapshot!.model)!.index, contentIndex(view.snapshot!.model)!.index];
+      const counts = { onThread: 0, ahead: 0 };
+      for (const index of indexes) {
+        const search = index.searchKnn.bind(index);
+        const searchAsync = index.searchKnnAsync.bind(index);
+        Object.defineProperty(index, "searchKnn", {
+          configurable: true,
+          value: (...args: Parameters<typeof search>) => {
+            counts.onThread++;
+            return search(...args);
+          },
+        });
+        Object.defineProperty(index, "searchKnnAsync", {
+          configurable: true,
+          value: (...args: Parameters<typeof searchAsync>) => {
+            counts.ahead++;
+            return failAhead ? Promise.reject(new Error("search failed")) : searchAsync(...args);
+          },
+        });
+      }
+      try {
+        return { result: await run(), counts };
+      } finally {
+        for (const index of indexes) {
+          delete (index as { searchKnn?: unknown }).searchKnn;
+          delete (index as { searchKnnAsync?: unknown }).searchKnnAsync;
+        }
+      }
+    }
+
+    test.each(requests)(
+      "%s %j: the first searches run ahead, none on the request thread, and a failed one is made there instead, with the same answer",
+      async (path, body) => {
+        const user = body.external_user_id as string;
+        const ask = async () => {
+          // A history read again: nothing memoised, nothing carried, so the ranking has to search.
+          ctx.deps.recommendations.histories.invalidate(als.accountId, user);
+          const response = await ctx.request("POST", path, { apiKey: als.apiKey, body });
+          expect(response.status).toBe(200);
+          return response.body as { items: { externalId: string }[]; total: number };
+        };
+        try {
+          // Every catalogue ranked through candidates, and no listing scored whole: the paths that search.
+          Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
+          // A source product's similar items are searched on the request thread, once per model, and kept.
+          await ask();
+          const ahead = await counted(false, ask);
+          expect(ahead.counts.ahead).toBeGreaterThan(0);
+          expect(ahead.counts.onThread).toBe(0);
+          const failed = await counted(true, ask);
+          expect(failed.counts.ahead).toBeGreaterThan(0);
+          expect(failed.counts.onThread).toBe(failed.counts.ahead);
+          expect(ids(ahead.result).length).toBeGreaterThan(0);
+          expect(ids(ahead.result)).toEqual(ids(failed.result));
+          expect(ahead.result.total).toBe(failed.result.total);
+        } finally {
+          Object.assign(tuning, DEFAULT_TUNING);
+        }
+      },
+    );
+
+    test("a ranking that finds its searches already done, or needs none, waits for nothing", async () => {
+      const service = ctx.deps.recommendations;
+      const view = await service.view(als.accountId);
+      const history = await service.histories.get(als.accountId, "u-27");
+      const plan = {
+        table: view.table,
+        signals: view.signals,
+        history,
+        weights: { collab: 1, content: 0.3, trend: 0.1 },
+        goal: "user_engagement" as const,
+        diverse: false,
+        sourceItems: [],
+        complementAnchors: [],
+        exclude: [],
+        excludeHistory: true,
+        predicate: null,
+        inStockOnly: false,
+        maxPrice: null,
+        skip: 0,
+        limit: 10,
+        explanation: null,
+        label: sourceLabels("hybrid"),
+        tuning: { candidateMinItems: 0, selectiveMaxItems: 0 },
+      };
+      const first = searchesAhead(plan);
+      expect(first).toBeInstanceOf(Promise);
+      await first;
+      expect(searchesAhead(plan)).toBeNull();
+      const { counts } = await counted(false, async () => rank(plan));
+      expect(counts).toEqual({ onThread: 0, ahead: 0 });
+      // A small catalogue scores every item: nothing to search.
+      expect(searchesAhead({ ...plan, tuning: DEFAULT_TUNING })).toBeNull();
+      // A user without history has no personal signal to search with.
+      const cold = await service.histories.get(als.accountId, "never-seen");
+      expect(searchesAhead({ ...plan, history: cold })).toBeNull();
+    });
+  });
 });

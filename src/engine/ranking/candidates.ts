@@ -102,17 +102,10 @@ export interface PersonalCandidateInput {
  * decisive for cold users, and the trend component's best.
  */
 export function personalCandidates(collector: CandidateCollector, input: PersonalCandidateInput): void {
-  const { pool, share, excludedCount } = input;
-  const target = 2 * pool;
-  const widest = Math.min(
-    MAX_RANKED_CANDIDATES,
-    Math.ceil((target + excludedCount + 20) / Math.max(share, 1e-3)),
-  );
+  const { pool } = input;
+  const widths = searchWidths(input);
   const fetch = (source: RankedSource, wanted: number) => {
-    let k = Math.min(
-      widest,
-      Math.ceil((wanted + Math.min(excludedCount, wanted) + 20) / Math.max(share, 1e-3)),
-    );
+    let k = widths.first(wanted);
     for (;;) {
       const top = source.top(k);
       let found = 0;
@@ -123,12 +116,42 @@ export function personalCandidates(collector: CandidateCollector, input: Persona
           found++;
         }
       }
-      if (found >= wanted || k >= widest || top.length < k) return;
-      k = Math.min(widest, k * 3);
+      if (found >= wanted || k >= widths.widest || top.length < k) return;
+      k = Math.min(widths.widest, k * 3);
     }
   };
-  if (input.collab) fetch(input.collab, target);
-  if (input.content) fetch(input.content, input.contentSecondary ? pool : target);
+  if (input.collab) fetch(input.collab, 2 * pool);
+  if (input.content) fetch(input.content, input.contentSecondary ? pool : 2 * pool);
   input.between?.((item) => collector.add(item));
   if (input.popularOrder) collector.fromOrder(input.popularOrder(), pool);
+}
+
+/**
+ * The `k` that `personalCandidates` asks of each ranked source first (it asks again, wider, only when too few
+ * of those items are eligible): for searching them ahead of the ranking.
+ */
+export function firstSearches(
+  input: Pick<PersonalCandidateInput, "pool" | "share" | "excludedCount" | "contentSecondary">,
+): { collab: number; content: number } {
+  const { first } = searchWidths(input);
+  const { pool } = input;
+  return { collab: first(2 * pool), content: first(input.contentSecondary ? pool : 2 * pool) };
+}
+
+/**
+ * How widely a source is searched for `wanted` eligible items: enough to make up for the exclusions and for
+ * the filter's share of the catalogue, and never beyond `widest`.
+ */
+function searchWidths({
+  pool,
+  share,
+  excludedCount,
+}: Pick<PersonalCandidateInput, "pool" | "share" | "excludedCount">) {
+  const widest = Math.min(
+    MAX_RANKED_CANDIDATES,
+    Math.ceil((2 * pool + excludedCount + 20) / Math.max(share, 1e-3)),
+  );
+  const first = (wanted: number) =>
+    Math.min(widest, Math.ceil((wanted + Math.min(excludedCount, wanted) + 20) / Math.max(share, 1e-3)));
+  return { widest, first };
 }

@@ -32,6 +32,11 @@ export interface SignalQuery {
    * (approximate), else by scanning every item.
    */
   top(k: number): Int32Array;
+  /**
+   * What `top(k)` answers, searched off the request thread; null when `top(k)` would not search an index (it
+   * scans, or already holds its answer).
+   */
+  search?(k: number): Promise<Int32Array> | null;
   /** Valid only until the next query of the same signal (it reads a shared buffer): never keep it. */
   readonly volatile?: boolean;
 }

@@ -9,7 +9,9 @@ import { blendInto } from "../../../engine/ranking/blend";
 import {
   CandidateCollector,
   DEFAULT_TUNING,
+  firstSearches,
   personalCandidates,
+  type ServingTuning,
   useCandidates,
 } from "../../../engine/ranking/candidates";
 import {
@@ -33,7 +35,7 @@ import {
   popularityOrder,
   scratchMarks,
 } from "../serving/serving-cache";
-import { userSignals } from "../serving/user-memo";
+import { type UserSignals, userSignals } from "../serving/user-memo";
 import { toItem, weightedComponents } from "./rank-items";
 import type { RankPlan } from "./rank-plan";
 
@@ -51,20 +53,8 @@ export function rank(plan: RankPlan): RankedPage {
   const n = table.size;
   const user = userSignals(history, table, signals);
   const dense = user.dense;
-  // The user's own items are the same set on every request until their history changes (memoised).
-  let excluded: ItemSet = plan.excludeHistory ? user.historyItems() : EMPTY;
-  if (plan.exclude.length > 0) {
-    const withRequest = [...excluded];
-    for (const item of plan.exclude) if (item >= 0 && item < n) withRequest.push(item);
-    excluded = SortedItems.of(withRequest);
-  }
-  const base = baseEligibility(
-    table,
-    plan.inStockOnly,
-    plan.predicate,
-    plan.predicate === null ? "" : (plan.filterKey ?? null),
-    tuning.selectiveMaxItems,
-  );
+  const excluded = excludedItems(plan, user);
+  const base = planEligibility(plan, tuning);
   const { mask } = base;
   const prices = table.prices;
   const maxPrice = plan.maxPrice;
@@ -154,6 +144,67 @@ export function rank(plan: RankPlan): RankedPage {
   return { items, total };
 }
 
+/**
+ * Runs the HNSW searches `rank(plan)` will ask for first on a thread of the runtime's pool, and settles once
+ * their results are kept with the user's memo, where that ranking finds them: the request thread serves
+ * other requests meanwhile, and the ranking that follows gives the same answer as without (a search it asks
+ * for beyond these, widened for a filter that left too few, runs synchronously as before). Null when the
+ * ranking would search nothing. Never rejects: a failed search is made again by the ranking itself.
+ */
+export function searchesAhead(plan: RankPlan): Promise<void> | null {
+  const { table, signals, weights } = plan;
+  const tuning = plan.tuning ?? DEFAULT_TUNING;
+  if (signals === null || !useCandidates(table.size, tuning)) return null;
+  const user = userSignals(plan.history, table, signals);
+  if (user.dense.items.length === 0) return null;
+  const collab = weights.collab ? user.collaborative() : null;
+  const content = weights.content ? user.content() : null;
+  if (collab?.search === undefined && content?.search === undefined) return null;
+  const base = planEligibility(plan, tuning);
+  if (base.list !== null) return null;
+  const want = plan.skip + plan.limit;
+  const k = firstSearches({
+    pool: plan.diverse ? Math.max(want * 3, want + 50) : want,
+    share: base.count / table.size,
+    excludedCount: excludedItems(plan, user).size,
+    contentSecondary: contentSecondary(collab, weights),
+  });
+  const searches = [collab?.search?.(k.collab) ?? null, content?.search?.(k.content) ?? null].filter(
+    (search) => search !== null,
+  );
+  if (searches.length === 0) return null;
+  return Promise.all(searches).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/** The items the plan leaves out: the user's own (the same set until their history changes), and its own. */
+function excludedItems(plan: RankPlan, user: UserSignals): ItemSet {
+  const excluded = plan.excludeHistory ? user.historyItems() : EMPTY;
+  if (plan.exclude.length === 0) return excluded;
+  const n = plan.table.size;
+  const withRequest = [...excluded];
+  for (const item of plan.exclude) if (item >= 0 && item < n) withRequest.push(item);
+  return SortedItems.of(withRequest);
+}
+
+/** The items the plan's stock rule and filter leave (cached per table). */
+function planEligibility(plan: RankPlan, tuning: ServingTuning): BaseEligibility {
+  return baseEligibility(
+    plan.table,
+    plan.inStockOnly,
+    plan.predicate,
+    plan.predicate === null ? "" : (plan.filterKey ?? null),
+    tuning.selectiveMaxItems,
+  );
+}
+
+/** Content weighing at most half as much as collaborative filtering: a page of its candidates is enough. */
+function contentSecondary(collab: unknown, weights: RankPlan["weights"]): boolean {
+  return collab !== null && 2 * (weights.content ?? 0) <= (weights.collab ?? 0);
+}
+
 /*
  * Candidate generation for large catalogues: the nearest items of each per-user signal (HNSW or one memoised
  * scan), the most popular eligible items, the best items of the preferred categories and the sparse
@@ -226,7 +277,7 @@ function gatherCandidates(
     excludedCount,
     collab: signals.collab,
     content: signals.content,
-    contentSecondary: signals.collab !== null && 2 * (weights.content ?? 0) <= (weights.collab ?? 0),
+    contentSecondary: contentSecondary(signals.collab, weights),
     popularOrder: weights.trend || weights.preference ? () => popularityOrder(table, plan.popularity) : null,
     between: (add) => {
       for (const sparse of [signals.similar, signals.complementary]) {

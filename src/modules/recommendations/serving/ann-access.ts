@@ -59,7 +59,26 @@ export function annTop(ix: AnnIndex, query: Float32Array, k: number, ef = ix.opt
   ix.index.setEf(Math.max(ef, kk));
   // A Float32Array query is read in place and answered with typed arrays (patches/hnswlib-node@3.0.0.patch):
   // no JS number is made per dimension or per neighbour.
-  const found = ix.index.searchKnn(query, kk);
+  return neighbours(ix.index.searchKnn(query, kk));
+}
+
+/**
+ * `annTop`, searched on a thread of the runtime's pool while the request thread goes on with other work: the
+ * same walk (the same `ef`, passed with the search rather than set on the shared index), so the same answer.
+ * The query is copied when the search starts.
+ */
+export async function annTopAsync(
+  ix: AnnIndex,
+  query: Float32Array,
+  k: number,
+  ef = ix.options.efSearch,
+): Promise<Neighbours> {
+  const kk = Math.min(k, ix.index.getCurrentCount());
+  if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
+  return neighbours(await ix.index.searchKnnAsync(query, kk, Math.max(ef, kk)));
+}
+
+function neighbours(found: { neighbors: Uint32Array; distances: Float32Array }): Neighbours {
   const n = found.neighbors.length;
   const items = new Int32Array(found.neighbors.buffer, found.neighbors.byteOffset, n);
   const scores = found.distances;

@@ -191,3 +191,32 @@ export function cachedPage(
   cache.offer(key, inputs, page);
   return page;
 }
+
+/**
+ * `cachedPage` for an answer computed from a plan in two steps: `prepare(plan)` may start work the answer
+ * waits for (a ranking's searches, run off the request thread) and `render(plan)` computes it. When there is
+ * work to wait for, the plan is made again once it is done, so the answer is computed from the data as it is
+ * then (a catalogue change may have come in meanwhile), as the cache entry will record. A plan that is not
+ * `cacheable` is answered without being offered to the cache.
+ */
+export function cachedPlannedPage<Plan>(
+  cache: PageCache,
+  key: string,
+  inputs: PageInputs,
+  plan: () => Plan,
+  prepare: (plan: Plan) => Promise<void> | null,
+  render: (plan: Plan) => RenderedPage,
+  cacheable: (plan: Plan) => boolean = () => true,
+): RenderedPage | Promise<RenderedPage> {
+  const hit = cache.get(key, inputs);
+  if (hit !== undefined) return hit;
+  const offered = (planned: Plan) => {
+    const page = render(planned);
+    if (cacheable(planned)) cache.offer(key, inputs, page);
+    return page;
+  };
+  const first = plan();
+  const waiting = prepare(first);
+  if (waiting === null) return offered(first);
+  return waiting.then(() => offered(plan()));
+}

@@ -15,7 +15,7 @@ import type { WeightConfig } from "../../../engine/weighting";
 import { LruMap } from "../../../shared/lru-map";
 import type { Snapshot } from "../../../snapshots/types";
 import type { EngineModel } from "../../../training/engine-api";
-import { annTop, contentIndex, factorIndex } from "./ann-access";
+import { annTop, annTopAsync, contentIndex, factorIndex } from "./ann-access";
 import { KnownScores } from "./known-scores";
 import { snapshotTable } from "./snapshot-table";
 import { dot, rowDot, rowsDot, sparseRowsDot, vectorLength } from "./vector-rows";
@@ -103,6 +103,14 @@ class EngineSignals implements ModelSignals {
         known.remember(found);
         return found.items;
       },
+      search: (k) => {
+        const ix = factorIndex(model);
+        if (ix === null) return null;
+        return annTopAsync(ix, x, k, 0).then((found) => {
+          known.remember(found);
+          return found.items;
+        });
+      },
     };
   }
 
@@ -136,6 +144,14 @@ class EngineSignals implements ModelSignals {
         const found = annTop(ix, profile, k, 0);
         known.remember(found, vectorLength(profile));
         return found.items;
+      },
+      search: (k) => {
+        const ix = contentIndex(model);
+        if (ix === null) return null;
+        return annTopAsync(ix, profile, k, 0).then((found) => {
+          known.remember(found, vectorLength(profile));
+          return found.items;
+        });
       },
     };
   }

@@ -15,6 +15,9 @@
  * later, and 99.88% and 99.78% of the content top 20, views drawn by popularity; the HNSW searches themselves
  * hold 99.84% and about 95%). Two histories in a row may rank this way; the third searches again, so the
  * approximation never drifts further. Shorter histories always search.
+ *
+ * A ranking's searches are mostly made just ahead of it, on a thread of the runtime's pool (`search`, see
+ * `searchesAhead` in ranking/rank.ts), and kept here under the `k` it then asks for.
  */
 import { denseHistory, type TypedHistory } from "../../../engine/ranking/components";
 import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
@@ -173,6 +176,8 @@ export function carryCandidates(previous: UserHistory, next: UserHistory): void 
  */
 class Remembered implements SignalQuery {
   private readonly tops = new Map<number, Int32Array>();
+  /** Searches under way off the request thread, by the `k` asked of `search`. */
+  private readonly searching = new Map<number, Promise<Int32Array>>();
   private longest: Int32Array | undefined;
   /** Whether `longest` holds every item the search can return (it answered fewer than asked). */
   complete = false;
@@ -193,13 +198,34 @@ class Remembered implements SignalQuery {
   }
 
   top(k: number): Int32Array {
-    let hit = this.tops.get(k);
-    if (hit === undefined) {
-      hit = this.fresh(k);
-      if (this.tops.size >= MAX_TOPS) this.tops.delete(this.tops.keys().next().value!);
-      this.tops.set(k, hit);
+    return this.tops.get(k) ?? this.keep(k, this.fresh(k));
+  }
+
+  /**
+   * What `top(k)` will answer, searched off the request thread and kept for it; null when `top(k)` needs no
+   * search (it holds the answer, or carried candidates serve it) or the query cannot search off the thread.
+   */
+  search(k: number): Promise<Int32Array> | null {
+    if (this.tops.has(k) || this.carries(k)) return null;
+    let pending = this.searching.get(k);
+    if (pending === undefined) {
+      const wanted = k + this.slack;
+      const search = this.query.search?.(wanted) ?? null;
+      if (search === null) return null;
+      pending = search.then(
+        (found) => {
+          this.searching.delete(k);
+          // A synchronous `top(k)` may have searched meanwhile: the same answer, kept once.
+          return this.tops.get(k) ?? this.keep(k, this.took(found, wanted, k));
+        },
+        (error: unknown) => {
+          this.searching.delete(k);
+          throw error;
+        },
+      );
+      this.searching.set(k, pending);
     }
-    return hit;
+    return pending;
   }
 
   /** The longest candidate list this query made, best first. */
@@ -207,9 +233,21 @@ class Remembered implements SignalQuery {
     return this.longest;
   }
 
+  private keep(k: number, items: Int32Array): Int32Array {
+    if (this.tops.size >= MAX_TOPS) this.tops.delete(this.tops.keys().next().value!);
+    this.tops.set(k, items);
+    return items;
+  }
+
+  /** Whether the carried candidates answer `top(k)`. */
+  private carries(k: number): boolean {
+    const from = this.from;
+    return from !== undefined && (from.items.length >= k || from.complete);
+  }
+
   private fresh(k: number): Int32Array {
     const from = this.from;
-    if (from !== undefined && (from.items.length >= k || from.complete)) {
+    if (from !== undefined && this.carries(k)) {
       if (this.longest === undefined) {
         this.longest = this.rescored(from.items);
         this.complete = from.complete;
@@ -218,7 +256,11 @@ class Remembered implements SignalQuery {
     }
     // A search may fetch a little more than asked (see CARRY_SLACK); the caller is given what it asked for.
     const wanted = k + this.slack;
-    const found = this.query.top(wanted);
+    return this.took(this.query.top(wanted), wanted, k);
+  }
+
+  /** A search's `found` items for `wanted`, kept as the longest list when they are; the first `k` of them. */
+  private took(found: Int32Array, wanted: number, k: number): Int32Array {
     if (this.longest === undefined || found.length > this.longest.length) {
       this.longest = found;
       this.complete = found.length < wanted;

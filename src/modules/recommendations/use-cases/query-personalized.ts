@@ -3,13 +3,14 @@ import { daypartOf } from "../../../engine/ranking/time-of-day";
 import type { TenantContext } from "../../../http/tenant";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { compileFilters, needsAttributes } from "../ranking/filters";
-import { rank } from "../ranking/rank";
+import { rank, searchesAhead } from "../ranking/rank";
 import { explanationLevelFor, sourceLabels } from "../ranking/rank-items";
+import type { RankPlan } from "../ranking/rank-plan";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
-import { cachedPage, PageCache } from "../serving/page-cache";
+import { cachedPlannedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
 import type { ServingView } from "../serving/view";
 
@@ -63,7 +64,7 @@ function answer(
   history: UserHistory,
   attributes: readonly (Record<string, unknown> | undefined)[],
   assignment: Assignment | undefined,
-): RecommendationPage {
+): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
   const { table, signals } = view;
   const daypart = daypartOf(input.context?.time_of_day);
@@ -76,10 +77,10 @@ function answer(
     `${explanation}|${requestKey(input, daypart)}`,
   );
   const inputs = { history, view, tuning: service.tuning };
-  const page = cachedPage(service.pages, key, inputs, () => {
+  const limit = input.limit ?? QUERY_DEFAULT_LIMIT;
+  const skip = input.skip ?? 0;
+  const plan = (): RankPlan => {
     const predicate = compileFilters(input.filters, table, attributes);
-    const limit = input.limit ?? QUERY_DEFAULT_LIMIT;
-    const skip = input.skip ?? 0;
     const strategy = input.strategy ?? "hybrid";
     const goal = input.recommendation_goal ?? "user_engagement";
     const sourceId = input.context?.source_external_product_id;
@@ -88,7 +89,7 @@ function answer(
     const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
     const complementAnchors = goal === "conversion" ? recentAnchors(history, table.indexOf) : [];
     const popularity = daypart === null ? null : (signals?.daypartPopularity(daypart) ?? null);
-    const ranked = rank({
+    return {
       table,
       signals,
       history,
@@ -109,16 +110,21 @@ function answer(
       label: sourceLabels(strategy),
       tuning: service.tuning,
       ...(popularity === null ? {} : { popularity }),
-    });
-    return renderPage(ENDPOINT, history.endUserId, ranked, skip, limit);
-  });
+    };
+  };
+  const page = cachedPlannedPage(service.pages, key, inputs, plan, searchesAhead, (planned) =>
+    renderPage(ENDPOINT, history.endUserId, rank(planned), skip, limit),
+  );
   const labels = answerLabels(
     ENDPOINT,
     input.strategy ?? "hybrid",
     input.model_variant ?? "standard",
     assignment === undefined ? null : { id: assignment.experimentId, arm: assignment.arm },
   );
-  return respond(deps, ctx.accountId, page, labels, view.snapshot?.version ?? null);
+  const version = view.snapshot?.version ?? null;
+  if (page instanceof Promise)
+    return page.then((done) => respond(deps, ctx.accountId, done, labels, version));
+  return respond(deps, ctx.accountId, page, labels, version);
 }
 
 const ENDPOINT = "personalized/query";

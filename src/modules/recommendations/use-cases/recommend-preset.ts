@@ -4,14 +4,15 @@ import type { TenantContext } from "../../../http/tenant";
 import { notFound } from "../../../shared/errors";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
-import { rank } from "../ranking/rank";
+import { rank, searchesAhead } from "../ranking/rank";
 import { explanationLevelFor, sourceLabels } from "../ranking/rank-items";
+import type { RankPlan } from "../ranking/rank-plan";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import type { PresetBody, RecommendationPage } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import type { ItemTable } from "../serving/item-table";
-import { PageCache } from "../serving/page-cache";
+import { cachedPlannedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
 import type { ServingView } from "../serving/view";
 import { recentAnchors } from "./query-personalized";
@@ -79,6 +80,12 @@ export function recommendPreset({
   })();
 }
 
+/** A preset's ranking, and whether its answer may be kept in the page cache. */
+interface PresetPlan {
+  ranking: RankPlan;
+  cacheable: boolean;
+}
+
 /** A live product of the table, by external id. */
 function live(table: ItemTable, externalId: string): number | undefined {
   const item = table.indexOf.get(externalId);
@@ -101,7 +108,7 @@ function answer(
   view: ServingView,
   history: UserHistory,
   assignment: Assignment | undefined,
-): RecommendationPage {
+): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
   const { table, signals } = view;
   const endpoint = `ecommerce/${input.preset}`;
@@ -131,59 +138,67 @@ function answer(
     ]),
   );
   const inputs = { history, view, tuning: service.tuning };
-  const hit = service.pages.get(key, inputs);
-  if (hit !== undefined) return respond(deps, ctx.accountId, hit, labels, modelVersion);
   const limit = input.body.limit ?? PRESET_DEFAULT_LIMIT[input.preset];
-  const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
-
-  // The product page of a product created after training (checked in the database) is not cached.
-  let cacheable = true;
-  let sourceItems: number[] = [];
-  let complementAnchors: number[] = [];
-  const exclude: number[] = [];
-  if (input.preset === "product-page" && input.currentProductId !== undefined) {
-    const current = live(table, input.currentProductId);
-    if (current === undefined) cacheable = false;
-    else {
-      sourceItems = [current];
-      exclude.push(current);
+  const plan = (): PresetPlan => {
+    const hasHistory = history.events.some((e) => table.indexOf.has(e.externalProductId));
+    // The product page of a product created after training (checked in the database) is not cached.
+    let cacheable = true;
+    let sourceItems: number[] = [];
+    let complementAnchors: number[] = [];
+    const exclude: number[] = [];
+    if (input.preset === "product-page" && input.currentProductId !== undefined) {
+      const current = live(table, input.currentProductId);
+      if (current === undefined) cacheable = false;
+      else {
+        sourceItems = [current];
+        exclude.push(current);
+      }
+    } else if (input.preset === "cart") {
+      for (const id of input.cartItems ?? []) {
+        const item = table.indexOf.get(id);
+        if (item !== undefined) exclude.push(item);
+        const alive = live(table, id);
+        if (alive !== undefined) sourceItems.push(alive);
+      }
+      complementAnchors = sourceItems;
+    } else if (input.preset === "checkout") {
+      complementAnchors = recentAnchors(history, table.indexOf);
     }
-  } else if (input.preset === "cart") {
-    for (const id of input.cartItems ?? []) {
-      const item = table.indexOf.get(id);
-      if (item !== undefined) exclude.push(item);
-      const alive = live(table, id);
-      if (alive !== undefined) sourceItems.push(alive);
-    }
-    complementAnchors = sourceItems;
-  } else if (input.preset === "checkout") {
-    complementAnchors = recentAnchors(history, table.indexOf);
-  }
-
-  const ranked = rank({
-    table,
-    signals,
-    history,
-    weights: presetWeights(input.preset, hasHistory, view.signals?.tuned ?? null),
-    goal: input.preset === "checkout" ? "conversion" : "user_engagement",
-    diverse,
-    sourceItems,
-    complementAnchors,
-    exclude,
-    excludeHistory: true,
-    predicate: null,
-    inStockOnly: input.preset !== "product-page",
-    maxPrice:
-      input.preset === "checkout" && input.orderValue !== undefined
-        ? CHECKOUT_PRICE_SHARE * input.orderValue
-        : null,
-    skip: 0,
-    limit,
-    explanation,
-    label: sourceLabels("hybrid"),
-    tuning: service.tuning,
-  });
-  const page = renderPage(endpoint, history.endUserId, ranked, 0, limit);
-  if (cacheable) service.pages.offer(key, inputs, page);
+    const ranking: RankPlan = {
+      table,
+      signals,
+      history,
+      weights: presetWeights(input.preset, hasHistory, view.signals?.tuned ?? null),
+      goal: input.preset === "checkout" ? "conversion" : "user_engagement",
+      diverse,
+      sourceItems,
+      complementAnchors,
+      exclude,
+      excludeHistory: true,
+      predicate: null,
+      inStockOnly: input.preset !== "product-page",
+      maxPrice:
+        input.preset === "checkout" && input.orderValue !== undefined
+          ? CHECKOUT_PRICE_SHARE * input.orderValue
+          : null,
+      skip: 0,
+      limit,
+      explanation,
+      label: sourceLabels("hybrid"),
+      tuning: service.tuning,
+    };
+    return { ranking, cacheable };
+  };
+  const page = cachedPlannedPage(
+    service.pages,
+    key,
+    inputs,
+    plan,
+    (planned) => searchesAhead(planned.ranking),
+    (planned) => renderPage(endpoint, history.endUserId, rank(planned.ranking), 0, limit),
+    (planned) => planned.cacheable,
+  );
+  if (page instanceof Promise)
+    return page.then((done) => respond(deps, ctx.accountId, done, labels, modelVersion));
   return respond(deps, ctx.accountId, page, labels, modelVersion);
 }
