@@ -15,6 +15,7 @@ import {
   MIN_CARRIED_HISTORY,
   userSignals,
 } from "../../src/modules/recommendations/serving/user-memo";
+import { LruMap } from "../../src/shared/lru-map";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -607,6 +608,58 @@ describe("candidates carried from the user's previous history", () => {
         }
       },
     );
+
+    test.each([
+      [
+        "POST",
+        "/api/v1/recommendations/ecommerce/product-page?current_product_id=p-3-30",
+        { external_user_id: "u-29" },
+      ],
+      ["GET", "/api/v1/recommendations/products/external/p-2-31/similar?limit=10", undefined],
+    ] as const)("%s %s: a product's similar items are searched ahead too", async (method, path, body) => {
+      try {
+        Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
+        const { result, counts } = await counted(false, () =>
+          ctx.request(method, path, { apiKey: als.apiKey, ...(body ? { body } : {}) }),
+        );
+        expect(result.status).toBe(200);
+        expect(ids(result.body).length).toBeGreaterThan(0);
+        // Taste and content for the product (and the user's own two on the product page).
+        expect(counts.ahead).toBeGreaterThanOrEqual(2);
+        expect(counts.onThread).toBe(0);
+      } finally {
+        Object.assign(tuning, DEFAULT_TUNING);
+      }
+    });
+
+    test("a product's similar items made ahead are the ones made on the request thread", async () => {
+      const view = await ctx.deps.recommendations.view(als.accountId);
+      // The model's signals with caches of their own: each answers the product for the first time.
+      const fresh = () =>
+        Object.assign(Object.create(view.signals!), {
+          similarCache: new LruMap(),
+          similarPending: new Map(),
+        }) as ModelSignals;
+      try {
+        Object.assign(tuning, { candidateMinItems: 0 });
+        for (const product of ["p-0-5", "p-1-17", "p-3-2"]) {
+          const item = view.table.indexOf.get(product)!;
+          const ahead = fresh();
+          const made = await counted(false, async () => {
+            await ahead.similarAhead!(item, 200);
+            expect(ahead.similarAhead!(item, 200)).toBeNull();
+            return ahead.similar(item, 200);
+          });
+          expect(made.counts).toEqual({ onThread: 0, ahead: 2 });
+          const onThread = await counted(false, async () => fresh().similar(item, 200));
+          expect(onThread.counts).toEqual({ onThread: 2, ahead: 0 });
+          expect(made.result.items.length).toBe(Math.min(200, view.table.size - 1));
+          expect(made.result).toEqual(onThread.result);
+        }
+      } finally {
+        Object.assign(tuning, DEFAULT_TUNING);
+      }
+    });
 
     test("a ranking that finds its searches already done, or needs none, waits for nothing", async () => {
       const service = ctx.deps.recommendations;

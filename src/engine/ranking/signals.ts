@@ -52,6 +52,11 @@ export interface ModelSignals {
   content(history: DenseHistory): SignalQuery | null;
   /** Items most similar to `item` (collaborative and content similarity), best first, `item` left out. */
   similar(item: number, k: number): ScoredItems;
+  /**
+   * Makes `similar(item, k)`'s answer off the request thread, where it needs index searches, and keeps it for
+   * that call; null when it needs none (it is kept already, or found without an index).
+   */
+  similarAhead?(item: number, k: number): Promise<void> | null;
   /** Items most often bought or carted together with `item`, best first. */
   complementary(item: number, k: number): ScoredItems;
   /** Similarity in taste space of two items in [-1, 1], or null when the model has no item factors. */

@@ -24,6 +24,7 @@ import {
 } from "../../../engine/ranking/components";
 import { mmr } from "../../../engine/ranking/diversity";
 import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
+import type { ModelSignals } from "../../../engine/ranking/signals";
 import { topK } from "../../../engine/topk";
 import type { RankedPage, RecommendationItem } from "../schemas";
 import type { ItemTable } from "../serving/item-table";
@@ -40,6 +41,8 @@ import { toItem, weightedComponents } from "./rank-items";
 import type { RankPlan } from "./rank-plan";
 
 const EMPTY: ItemSet = SortedItems.of([]);
+/** Similar items taken per source item (product page, cart). */
+const SIMILAR_PER_SOURCE = 200;
 
 /**
  * Ranks the plan. Small catalogues (and accounts without a model) score every eligible item. Larger ones
@@ -68,7 +71,7 @@ export function rank(plan: RankPlan): RankedPage {
   let similar: ComponentInputs["similar"] = null;
   if (weights.similar && plan.sourceItems.length > 0) {
     similar = signals
-      ? fromNeighbours(plan.sourceItems, (a) => signals.similar(a, 200))
+      ? fromNeighbours(plan.sourceItems, (a) => signals.similar(a, SIMILAR_PER_SOURCE))
       : catalogueSimilar(table, plan.sourceItems);
   }
   const complementary =
@@ -146,22 +149,41 @@ export function rank(plan: RankPlan): RankedPage {
 
 /**
  * Runs the HNSW searches `rank(plan)` will ask for first on a thread of the runtime's pool, and settles once
- * their results are kept with the user's memo, where that ranking finds them: the request thread serves
- * other requests meanwhile, and the ranking that follows gives the same answer as without (a search it asks
- * for beyond these, widened for a filter that left too few, runs synchronously as before). Null when the
- * ranking would search nothing. Never rejects: a failed search is made again by the ranking itself.
+ * their results are kept where that ranking finds them (the user's memo, the model's similar items): the
+ * request thread serves other requests meanwhile, and the ranking that follows gives the same answer as
+ * without (a search it asks for beyond these, widened for a filter that left too few, runs synchronously as
+ * before). Null when the ranking would search nothing. Never rejects: a failed search is made again by the
+ * ranking itself.
  */
 export function searchesAhead(plan: RankPlan): Promise<void> | null {
   const { table, signals, weights } = plan;
   const tuning = plan.tuning ?? DEFAULT_TUNING;
   if (signals === null || !useCandidates(table.size, tuning)) return null;
+  const searches: Promise<unknown>[] = [];
+  if (weights.similar && signals.similarAhead !== undefined) {
+    for (const item of plan.sourceItems) {
+      const search = signals.similarAhead(item, SIMILAR_PER_SOURCE);
+      if (search !== null) searches.push(search);
+    }
+  }
+  searches.push(...personalSearches(plan, signals, tuning));
+  if (searches.length === 0) return null;
+  return Promise.all(searches).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/** The collaborative and content searches `personalCandidates` will ask for first, started off the thread. */
+function personalSearches(plan: RankPlan, signals: ModelSignals, tuning: ServingTuning): Promise<unknown>[] {
+  const { table, weights } = plan;
   const user = userSignals(plan.history, table, signals);
-  if (user.dense.items.length === 0) return null;
+  if (user.dense.items.length === 0) return [];
   const collab = weights.collab ? user.collaborative() : null;
   const content = weights.content ? user.content() : null;
-  if (collab?.search === undefined && content?.search === undefined) return null;
+  if (collab?.search === undefined && content?.search === undefined) return [];
   const base = planEligibility(plan, tuning);
-  if (base.list !== null) return null;
+  if (base.list !== null) return [];
   const want = plan.skip + plan.limit;
   const k = firstSearches({
     pool: plan.diverse ? Math.max(want * 3, want + 50) : want,
@@ -169,13 +191,8 @@ export function searchesAhead(plan: RankPlan): Promise<void> | null {
     excludedCount: excludedItems(plan, user).size,
     contentSecondary: contentSecondary(collab, weights),
   });
-  const searches = [collab?.search?.(k.collab) ?? null, content?.search?.(k.content) ?? null].filter(
+  return [collab?.search?.(k.collab) ?? null, content?.search?.(k.content) ?? null].filter(
     (search) => search !== null,
-  );
-  if (searches.length === 0) return null;
-  return Promise.all(searches).then(
-    () => undefined,
-    () => undefined,
   );
 }
 

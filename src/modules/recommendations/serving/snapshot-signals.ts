@@ -4,7 +4,15 @@
  * fold-in/EASE, content, co-occurrence and popularity behind the ModelSignals calls.
  */
 import type { Database } from "../../../db/client";
-import { addContentRow, contentDot, contentRow, contentRowsDot, DAYPARTS } from "../../../engine";
+import {
+  type AnnIndex,
+  addContentRow,
+  contentDot,
+  contentRow,
+  contentRowsDot,
+  DAYPARTS,
+  type Neighbours,
+} from "../../../engine";
 import { foldInUser } from "../../../engine/fold-in";
 import { type RankWeights, tunedWeights } from "../../../engine/ranking/blend";
 import { type ServingTuning, useCandidates } from "../../../engine/ranking/candidates";
@@ -44,7 +52,8 @@ function allItems(n: number): Int32Array {
 const TASTE_SHARE = 0.6;
 /** Similar-item lists kept per snapshot (about 2 KB each at k = 200). */
 const SIMILAR_CACHE_ENTRIES = 20_000;
-const EMPTY = new Int32Array(0);
+const NO_NEIGHBOURS: Neighbours = { items: new Int32Array(0), scores: new Float32Array(0) };
+const similarKey = (item: number, k: number) => item * 4096 + Math.min(k, 4095);
 
 class EngineSignals implements ModelSignals {
   readonly trending: Float32Array;
@@ -54,6 +63,8 @@ class EngineSignals implements ModelSignals {
   /** Whole-catalogue scratch, one per signal, reused by every request (EASE scores, scan fallbacks). */
   private readonly buffers: { collab?: Float32Array; content?: Float32Array } = {};
   private readonly similarCache = new LruMap<number, ScoredItems>();
+  /** `similarAhead`'s searches under way, by the key `similarCache` will keep their answer under. */
+  private readonly similarPending = new Map<number, Promise<void>>();
   private readonly dayparts: (Float32Array | undefined)[] = [];
   private itemMarks: Uint8Array | undefined;
 
@@ -169,23 +180,55 @@ class EngineSignals implements ModelSignals {
 
   similar(item: number, k: number): ScoredItems {
     // Neighbours depend on the model alone (eligibility is checked by the caller): kept per snapshot.
-    const key = item * 4096 + Math.min(k, 4095);
+    const key = similarKey(item, k);
     const hit = this.similarCache.get(key);
     if (hit !== undefined) return hit;
-    const found = this.findSimilar(item, k);
+    const content = this.model.content;
+    const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
+    const pool = useCandidates(this.model.nItems, this.tuning) ? this.similarPool(item, row, k + 20) : null;
+    return this.keepSimilar(key, this.rankSimilar(item, row, pool, k));
+  }
+
+  similarAhead(item: number, k: number): Promise<void> | null {
+    const key = similarKey(item, k);
+    if (this.similarCache.peek(key) !== undefined) return null;
+    const pending = this.similarPending.get(key);
+    if (pending !== undefined) return pending;
+    if (!useCandidates(this.model.nItems, this.tuning)) return null;
+    const content = this.model.content;
+    const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
+    const searches = this.similarSearches(item, row, k + 20, annTopAsync);
+    if (searches === null) return null;
+    const done = Promise.all(searches).then(
+      ([taste, near]) => {
+        this.similarPending.delete(key);
+        // A synchronous `similar` may have made it meanwhile: the same answer, kept once.
+        if (this.similarCache.peek(key) === undefined)
+          this.keepSimilar(key, this.rankSimilar(item, row, this.union(taste, near), k));
+      },
+      () => {
+        this.similarPending.delete(key);
+      },
+    );
+    this.similarPending.set(key, done);
+    return done;
+  }
+
+  private keepSimilar(key: number, found: ScoredItems): ScoredItems {
     if (this.similarCache.size >= SIMILAR_CACHE_ENTRIES)
       this.similarCache.delete(this.similarCache.oldest()![0]);
     this.similarCache.set(key, found);
     return found;
   }
 
-  private findSimilar(item: number, k: number): ScoredItems {
-    const n = this.model.nItems;
-    // The item's content row written whole once: each candidate's cosine is then a pass over its non-zeros.
-    const content = this.model.content;
-    const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
-    const pool = useCandidates(n, this.tuning) ? this.similarPool(item, row, k + 20) : null;
-    const items = pool ?? allItems(n);
+  /** The best `k` of `pool` (every item when null) by similarity to `item`; `row` is its content row, whole. */
+  private rankSimilar(
+    item: number,
+    row: Float32Array | null,
+    pool: Int32Array | null,
+    k: number,
+  ): ScoredItems {
+    const items = pool ?? allItems(this.model.nItems);
     const scores = this.similarities(item, row, items);
     // The item itself is never its own neighbour.
     for (let j = 0; j < items.length; j++) if (items[j] === item) scores[j] = Number.NEGATIVE_INFINITY;
@@ -275,21 +318,39 @@ class EngineSignals implements ModelSignals {
 
   /** Neighbour candidates from the HNSW indexes (taste and content), or null when there are none to ask. */
   private similarPool(item: number, row: Float32Array | null, k: number): Int32Array | null {
+    const found = this.similarSearches(item, row, k, annTop);
+    return found === null ? null : this.union(found[0], found[1]);
+  }
+
+  /**
+   * The taste and content searches for items near `item`, made with `search` (annTop, or annTopAsync off the
+   * request thread); null when the model lacks an index one of them needs (the caller scans instead).
+   */
+  private similarSearches<T>(
+    item: number,
+    row: Float32Array | null,
+    k: number,
+    search: (ix: AnnIndex, query: Float32Array, k: number) => T,
+  ): [T | Neighbours, T | Neighbours] | null {
     const model = this.model;
     const factors = model.als ? factorIndex(model) : null;
     const content = model.content ? contentIndex(model) : null;
     if ((model.als && !factors) || (model.content && !content)) return null;
     const taste =
       factors && model.als
-        ? annTop(factors, model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k), k)
-            .items
-        : EMPTY;
-    const near = content && row ? annTop(content, row, k).items : EMPTY;
-    // The union, first-seen order, through a per-item mark (a Set of a few hundred numbers costs more).
+        ? search(factors, model.als.itemFactors.subarray(item * model.als.k, (item + 1) * model.als.k), k)
+        : NO_NEIGHBOURS;
+    const near = content && row ? search(content, row, k) : NO_NEIGHBOURS;
+    return [taste, near];
+  }
+
+  /** The items of both searches, in first-seen order. */
+  private union(taste: Neighbours, near: Neighbours): Int32Array {
+    // Through a per-item mark: a Set of a few hundred numbers costs more.
     const marks = this.marks();
-    const out = new Int32Array(taste.length + near.length);
+    const out = new Int32Array(taste.items.length + near.items.length);
     let size = 0;
-    for (const list of [taste, near]) {
+    for (const list of [taste.items, near.items]) {
       for (let j = 0; j < list.length; j++) {
         const i = list[j]!;
         if (marks[i] === 1) continue;

@@ -3,14 +3,14 @@ import type { TenantContext } from "../../../http/tenant";
 import { notFound } from "../../../shared/errors";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
-import { rank } from "../ranking/rank";
+import { rank, searchesAhead } from "../ranking/rank";
 import { sourceLabels } from "../ranking/rank-items";
-import type { ExplanationLevel } from "../ranking/rank-plan";
+import type { ExplanationLevel, RankPlan } from "../ranking/rank-plan";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
 import { LISTING_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
 import { noHistory, type UserHistory } from "../serving/history-cache";
-import { PageCache } from "../serving/page-cache";
+import { cachedPlannedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
 import type { ServingView } from "../serving/view";
 
@@ -86,7 +86,7 @@ function answer(
   item: number,
   cacheable: boolean,
   assignment: Assignment | undefined,
-): RecommendationPage {
+): RecommendationPage | Promise<RecommendationPage> {
   const service = deps.recommendations;
   const labels =
     assignment === undefined
@@ -102,13 +102,9 @@ function answer(
     `${view.snapshot?.modelId}|${JSON.stringify(request)}`,
   );
   const inputs = { history: null, view, tuning: service.tuning };
-  if (cacheable) {
-    const hit = service.pages.get(key, inputs);
-    if (hit !== undefined) return respond(deps, ctx.accountId, hit, labels, modelVersion);
-  }
   const skip = input.skip ?? 0;
   const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
-  const ranked = rank({
+  const plan = (): RankPlan => ({
     table: view.table,
     signals: view.signals,
     history: NO_HISTORY,
@@ -129,8 +125,11 @@ function answer(
     label: { ...sourceLabels("hybrid"), trend: "similar" },
     tuning: service.tuning,
   });
-  const page = renderPage(ENDPOINT, null, ranked, skip, limit);
-  if (cacheable) service.pages.offer(key, inputs, page);
+  const render = (planned: RankPlan) => renderPage(ENDPOINT, null, rank(planned), skip, limit);
+  if (!cacheable) return respond(deps, ctx.accountId, render(plan()), labels, modelVersion);
+  const page = cachedPlannedPage(service.pages, key, inputs, plan, searchesAhead, render);
+  if (page instanceof Promise)
+    return page.then((done) => respond(deps, ctx.accountId, done, labels, modelVersion));
   return respond(deps, ctx.accountId, page, labels, modelVersion);
 }
 
