@@ -5,6 +5,7 @@ import type { UserHistory } from "../../src/modules/recommendations/serving/hist
 import type { ItemTable } from "../../src/modules/recommendations/serving/item-table";
 import {
   cachedPage,
+  cachedPlannedPage,
   PageCache,
   type PageInputs,
   type RenderedPage,
@@ -180,6 +181,70 @@ describe("PageCache", () => {
       const next = { ...inputs, history: history() };
       for (let n = 0; n < 4; n++) cachedPage(cache, key, next, compute);
       expect(computed).toBe(times + 1);
+    }
+  });
+
+  test("cachedPlannedPage waits for the plan's work, plans again after it, and keeps the answer", async () => {
+    const cache = new PageCache();
+    const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+    let plans = 0;
+    let release = () => {};
+    const work = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const pending = cachedPlannedPage(
+      cache,
+      key,
+      inputs,
+      () => ++plans,
+      () => work,
+      (planned) => page(`plan${planned}`),
+    );
+    expect(pending).toBeInstanceOf(Promise);
+    expect(cache.size).toBe(0);
+    release();
+    expect((await pending).body.items[0]?.externalId).toBe("plan2-0");
+    expect(cache.get(key, inputs)?.body.items[0]?.externalId).toBe("plan2-0");
+    // Nothing to wait for: answered at once, from the first plan; not cacheable: not kept.
+    const other = PageCache.key(1, "u2", "personalized/query", "{}");
+    const now = cachedPlannedPage(
+      cache,
+      other,
+      inputs,
+      () => ++plans,
+      () => null,
+      (planned) => page(`plan${planned}`),
+      () => false,
+    );
+    expect((now as RenderedPage).body.items[0]?.externalId).toBe("plan3-0");
+    expect(cache.get(other, inputs)).toBeUndefined();
+  });
+
+  test("an answer whose wait saw an erasure or an account deleted is answered but not kept", async () => {
+    for (const drop of [
+      (cache: PageCache) => cache.dropEndUser(1, "u1"),
+      (cache: PageCache) => cache.dropAccount(1),
+      (cache: PageCache) => cache.dropEndUser(2, "someone else"),
+    ]) {
+      const cache = new PageCache();
+      const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
+      let release = () => {};
+      const work = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const pending = cachedPlannedPage(
+        cache,
+        key,
+        inputs,
+        () => 1,
+        () => work,
+        () => page("a"),
+      );
+      drop(cache);
+      release();
+      expect((await pending).body.items[0]?.externalId).toBe("a-0");
+      expect(cache.size).toBe(0);
+      expect(cache.get(key, inputs)).toBeUndefined();
     }
   });
 });

@@ -73,6 +73,8 @@ export class PageCache {
    */
   private seen = new Set<number>();
   private seenBefore = new Set<number>();
+  /** Moves whenever entries are dropped for an erasure or a deleted account (see `cachedPlannedPage`). */
+  private dropsSoFar = 0;
 
   constructor(private readonly budgetBytes = DEFAULT_BUDGET_BYTES) {}
 
@@ -157,7 +159,13 @@ export class PageCache {
     this.dropPrefix(`${accountId}\u0000`);
   }
 
+  /** How many times entries were dropped for an erasure, a deleted account or a clear. */
+  get drops(): number {
+    return this.dropsSoFar;
+  }
+
   clear(): void {
+    this.dropsSoFar++;
     this.entries.clear();
     this.bytes = 0;
     this.seen.clear();
@@ -169,6 +177,7 @@ export class PageCache {
   }
 
   private dropPrefix(prefix: string): void {
+    this.dropsSoFar++;
     for (const [key, entry] of this.entries.entries()) if (key.startsWith(prefix)) this.remove(key, entry);
   }
 
@@ -197,7 +206,9 @@ export function cachedPage(
  * waits for (a ranking's searches, run off the request thread) and `render(plan)` computes it. When there is
  * work to wait for, the plan is made again once it is done, so the answer is computed from the data as it is
  * then (a catalogue change may have come in meanwhile), as the cache entry will record. A plan that is not
- * `cacheable` is answered without being offered to the cache.
+ * `cacheable` is answered without being offered to the cache, and so is an answer whose wait saw entries
+ * dropped (an end user erased, an account deleted): computed from what was read before, it must not be kept
+ * after the erasure.
  */
 export function cachedPlannedPage<Plan>(
   cache: PageCache,
@@ -210,9 +221,10 @@ export function cachedPlannedPage<Plan>(
 ): RenderedPage | Promise<RenderedPage> {
   const hit = cache.get(key, inputs);
   if (hit !== undefined) return hit;
+  const drops = cache.drops;
   const offered = (planned: Plan) => {
     const page = render(planned);
-    if (cacheable(planned)) cache.offer(key, inputs, page);
+    if (cacheable(planned) && cache.drops === drops) cache.offer(key, inputs, page);
     return page;
   };
   const first = plan();
