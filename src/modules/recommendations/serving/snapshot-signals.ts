@@ -183,6 +183,7 @@ class EngineSignals implements ModelSignals {
     const key = similarKey(item, k);
     const hit = this.similarCache.get(key);
     if (hit !== undefined) return hit;
+    // The item's content row written whole once: each candidate's cosine is then a pass over its non-zeros.
     const content = this.model.content;
     const row = content ? contentRow(content, item, new Float32Array(content.dims)) : null;
     const pool = useCandidates(this.model.nItems, this.tuning) ? this.similarPool(item, row, k + 20) : null;
