@@ -5,6 +5,7 @@ import { denseHistory } from "../../src/engine/ranking/components";
 import type { ModelSignals } from "../../src/engine/ranking/signals";
 import { rank, searchesAhead } from "../../src/modules/recommendations/ranking/rank";
 import { sourceLabels } from "../../src/modules/recommendations/ranking/rank-items";
+import type { RankPlan } from "../../src/modules/recommendations/ranking/rank-plan";
 import { contentIndex, factorIndex } from "../../src/modules/recommendations/serving/ann-access";
 import { HistoryCache, withInteractions } from "../../src/modules/recommendations/serving/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/serving/history-sync";
@@ -46,6 +47,27 @@ afterAll(async () => {
 });
 
 type Tuning = { candidateMinItems: number; selectiveMaxItems: number };
+
+/** A personalised query's ranking plan, without filters or exclusions beyond the user's own products. */
+function personalPlan(
+  given: Pick<RankPlan, "table" | "signals" | "history" | "weights" | "limit"> & Partial<RankPlan>,
+): RankPlan {
+  return {
+    goal: "user_engagement",
+    diverse: false,
+    sourceItems: [],
+    complementAnchors: [],
+    exclude: [],
+    excludeHistory: true,
+    predicate: null,
+    inStockOnly: false,
+    maxPrice: null,
+    skip: 0,
+    explanation: null,
+    label: sourceLabels("hybrid"),
+    ...given,
+  };
+}
 
 /** The same request answered with every item scored and through the candidate path. */
 async function bothPaths(
@@ -125,25 +147,13 @@ describe("candidate path (HNSW) versus scoring every item", () => {
       };
       return { score, top };
     };
-    const plan = {
+    const plan = personalPlan({
       table: view.table,
       signals: counting,
       history,
       weights: { collab: 1 },
-      goal: "user_engagement" as const,
-      diverse: false,
-      sourceItems: [],
-      complementAnchors: [],
-      exclude: [],
-      excludeHistory: true,
-      predicate: null,
-      inStockOnly: false,
-      maxPrice: null,
-      skip: 0,
       limit: 5,
-      explanation: null,
-      label: sourceLabels("hybrid"),
-    };
+    });
     const exact = rank({
       ...plan,
       tuning: { candidateMinItems: 1e9, selectiveMaxItems: 0 },
@@ -665,26 +675,14 @@ describe("candidates carried from the user's previous history", () => {
       const service = ctx.deps.recommendations;
       const view = await service.view(als.accountId);
       const history = await service.histories.get(als.accountId, "u-27");
-      const plan = {
+      const plan = personalPlan({
         table: view.table,
         signals: view.signals,
         history,
         weights: { collab: 1, content: 0.3, trend: 0.1 },
-        goal: "user_engagement" as const,
-        diverse: false,
-        sourceItems: [],
-        complementAnchors: [],
-        exclude: [],
-        excludeHistory: true,
-        predicate: null,
-        inStockOnly: false,
-        maxPrice: null,
-        skip: 0,
         limit: 10,
-        explanation: null,
-        label: sourceLabels("hybrid"),
         tuning: { candidateMinItems: 0, selectiveMaxItems: 0 },
-      };
+      });
       const first = searchesAhead(plan);
       expect(first).toBeInstanceOf(Promise);
       await first;

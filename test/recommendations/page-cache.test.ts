@@ -188,10 +188,7 @@ describe("PageCache", () => {
     const cache = new PageCache();
     const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
     let plans = 0;
-    let release = () => {};
-    const work = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { work, release } = gate();
     const pending = cachedPlannedPage(
       cache,
       key,
@@ -228,10 +225,7 @@ describe("PageCache", () => {
     ]) {
       const cache = new PageCache();
       const inputs: PageInputs = { history: history(), view: view(), tuning: DEFAULT_TUNING };
-      let release = () => {};
-      const work = new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      const { work, release } = gate();
       const pending = cachedPlannedPage(
         cache,
         key,
@@ -248,6 +242,15 @@ describe("PageCache", () => {
     }
   });
 });
+
+/** Work that is done when the test says so. */
+function gate(): { work: Promise<void>; release: () => void } {
+  let release = () => {};
+  const work = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { work, release };
+}
 
 /** A 16 KB cache filled past half its budget (each entry is about 780 bytes). */
 function halfFull(): PageCache {
