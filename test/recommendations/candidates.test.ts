@@ -9,6 +9,7 @@ import type { RankPlan } from "../../src/modules/recommendations/ranking/rank-pl
 import { contentIndex, factorIndex } from "../../src/modules/recommendations/serving/ann-access";
 import { HistoryCache, withInteractions } from "../../src/modules/recommendations/serving/history-cache";
 import { HISTORY_CHANNEL } from "../../src/modules/recommendations/serving/history-sync";
+import { SimilarLists } from "../../src/modules/recommendations/serving/similar-lists";
 import {
   CARRY_SLACK,
   carryCandidates,
@@ -16,7 +17,6 @@ import {
   MIN_CARRIED_HISTORY,
   userSignals,
 } from "../../src/modules/recommendations/serving/user-memo";
-import { LruMap } from "../../src/shared/lru-map";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -644,30 +644,21 @@ describe("candidates carried from the user's previous history", () => {
 
     test("a product's similar items made ahead are the ones made on the request thread", async () => {
       const view = await ctx.deps.recommendations.view(als.accountId);
-      // The model's signals with caches of their own: each answers the product for the first time.
-      const fresh = () =>
-        Object.assign(Object.create(view.signals!), {
-          similarCache: new LruMap(),
-          similarPending: new Map(),
-        }) as ModelSignals;
-      try {
-        Object.assign(tuning, { candidateMinItems: 0 });
-        for (const product of ["p-0-5", "p-1-17", "p-3-2"]) {
-          const item = view.table.indexOf.get(product)!;
-          const ahead = fresh();
-          const made = await counted(false, async () => {
-            await ahead.similarAhead!(item, 200);
-            expect(ahead.similarAhead!(item, 200)).toBeNull();
-            return ahead.similar(item, 200);
-          });
-          expect(made.counts).toEqual({ onThread: 0, ahead: 2 });
-          const onThread = await counted(false, async () => fresh().similar(item, 200));
-          expect(onThread.counts).toEqual({ onThread: 2, ahead: 0 });
-          expect(made.result.items.length).toBe(Math.min(200, view.table.size - 1));
-          expect(made.result).toEqual(onThread.result);
-        }
-      } finally {
-        Object.assign(tuning, DEFAULT_TUNING);
+      // Lists of the model's own, kept apart from the service's: each answers the product for the first time.
+      const fresh = () => new SimilarLists(view.snapshot!.model, { ...DEFAULT_TUNING, candidateMinItems: 0 });
+      for (const product of ["p-0-5", "p-1-17", "p-3-2"]) {
+        const item = view.table.indexOf.get(product)!;
+        const ahead = fresh();
+        const made = await counted(false, async () => {
+          await ahead.ahead(item, 200);
+          expect(ahead.ahead(item, 200)).toBeNull();
+          return ahead.get(item, 200);
+        });
+        expect(made.counts).toEqual({ onThread: 0, ahead: 2 });
+        const onThread = await counted(false, async () => fresh().get(item, 200));
+        expect(onThread.counts).toEqual({ onThread: 2, ahead: 0 });
+        expect(made.result.items.length).toBe(Math.min(200, view.table.size - 1));
+        expect(made.result).toEqual(onThread.result);
       }
     });
 
