@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as Hnswlib from "hnswlib-node";
+import { nativeKernelsLibrary } from "./native";
 import { topK } from "./topk";
 
 // Required by literal path (not via the package's `bindings` lookup) so `bun build --compile` embeds the addon.
@@ -68,6 +69,25 @@ export interface AnnIndex {
   /** Non-zeros each stored row can hold when the index keeps rows sparse; 0: rows stored whole. */
   capacity: number;
   options: AnnOptions;
+}
+
+/** The native kernels' file handed to the addon as its fold-in (`foldedSearches`), and whether it took it. */
+let foldInKernel: { library: string | null; taken: boolean } | undefined;
+
+/**
+ * Whether an index can fold a history in on the pool's thread before searching (`searchFoldedAsync`): the
+ * addon then runs the very fold-in kernel `foldInUser` calls here (native.ts), so both solve the same vector.
+ * False without the native kernels.
+ */
+export function foldedSearches(): boolean {
+  const library = nativeKernelsLibrary();
+  if (foldInKernel?.library !== library) {
+    foldInKernel = {
+      library,
+      taken: library !== null && addon.HierarchicalNSW.useFoldInKernel(library),
+    };
+  }
+  return foldInKernel.taken;
 }
 
 export interface Neighbours {

@@ -55,6 +55,7 @@ export {
   denseRows,
   deserializeAnnIndex,
   exactSearch,
+  foldedSearches,
   type Neighbours,
   placeAnnIndexFile,
   readAnnIndexFileAsync,

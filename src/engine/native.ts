@@ -73,6 +73,8 @@ export interface NativeKernelSettings {
 
 let settings: NativeKernelSettings = { enabled: true, compiler: "cc" };
 let cached: NativeKernels | null | undefined;
+/** The file `cached` was loaded from. */
+let loadedFrom: string | null = null;
 
 /**
  * Sets how this thread gets its kernels, before its first fit or fold-in: createDeps passes the config's
@@ -84,6 +86,7 @@ export function configureNativeKernels(next: NativeKernelSettings): void {
   if (next.enabled === settings.enabled && next.compiler === settings.compiler) return;
   settings = { enabled: next.enabled, compiler: next.compiler };
   cached = undefined;
+  loadedFrom = null;
 }
 
 const FLAGS = ["-O3", "-march=native", "-shared", "-fPIC"];
@@ -155,8 +158,17 @@ export function nativeKernels(): NativeKernels | null {
     const handle = dlopen(target.lib, symbols);
     handle.symbols.kernels_set_threads(Math.max(1, Math.min(cpus().length, 8)));
     cached = handle.symbols;
+    loadedFrom = target.lib;
   } catch {
     cached = null;
   }
   return cached;
+}
+
+/**
+ * The file the kernels were loaded from, loading them first; null when they are not (no compiler, or
+ * RECSYS_NATIVE=0). Native code of another library can take a kernel from it by name (ann-access.ts).
+ */
+export function nativeKernelsLibrary(): string | null {
+  return nativeKernels() === null ? null : loadedFrom;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type FoldInBasis, foldInUser } from "../../src/engine/fold-in";
 import {
   type AnnIndex,
   type AnnSpace,
@@ -9,6 +10,7 @@ import {
   deserializeAnnIndex,
   exactSearch,
   exactSimilarity,
+  foldedSearches,
   loadAnnIndexFile,
   readAnnIndexFileAsync,
   searchAnn,
@@ -16,6 +18,7 @@ import {
   sparseCapacity,
 } from "../../src/engine/hnsw";
 import { createRng, gaussian } from "../../src/engine/rng";
+import { HierarchicalNSW } from "../../src/shared/hnswlib";
 import { makeTempDir } from "../helpers/temp-dirs";
 
 /** Clustered vectors, like trained item factors (random isotropic data is an unrealistic worst case). */
@@ -187,6 +190,74 @@ describe("HNSW wrapper", () => {
     })();
     Bun.gc(true);
     expect([...(await pending).neighbors]).toEqual(expected);
+  });
+
+  describe("a search that folds the history in on the pool's thread first (searchFoldedAsync)", () => {
+    const k = 24;
+    const factors = clustered(2500, k, 11);
+    const gram = new Float64Array(k * k);
+    for (let i = 0; i < 2500; i++) {
+      for (let a = 0; a < k; a++) {
+        for (let b = 0; b < k; b++) gram[a * k + b]! += factors[i * k + a]! * factors[i * k + b]!;
+      }
+    }
+    const basis: FoldInBasis = { k, itemFactors: factors, itemGram: gram, alpha: 8, regularization: 0.05 };
+    const ix = buildAnnIndex(denseRows(factors, k), "ip");
+    const fold = (items: Int32Array, weights: Float32Array) => ({
+      factors,
+      gram,
+      items,
+      weights,
+      alpha: basis.alpha,
+      regularization: basis.regularization,
+    });
+
+    test("solves the very vector foldInUser solves here, and finds what searchKnnAsync finds for it", async () => {
+      expect(foldedSearches()).toBe(true);
+      const rng = createRng(12);
+      const histories = Array.from({ length: 30 }, (_, u) => {
+        const n = 1 + (u % 9);
+        return {
+          items: Int32Array.from({ length: n }, () => Math.floor(rng() * 2500)),
+          // Dislikes among them, which the solve leaves out, and a history of nothing but one.
+          weights: Float32Array.from({ length: n }, (_, h) =>
+            u === 0 || h % 4 === 3 ? -1 : 0.5 + 3 * rng(),
+          ),
+        };
+      });
+      const folded = await Promise.all(
+        histories.map((h) => ix.index.searchFoldedAsync(fold(h.items, h.weights), 40, 0)),
+      );
+      for (let u = 0; u < histories.length; u++) {
+        const vector = foldInUser(basis, histories[u]!);
+        expect(folded[u]!.query).toEqual(vector);
+        const plain = await ix.index.searchKnnAsync(vector, 40, 0);
+        expect(folded[u]!.neighbors).toEqual(plain.neighbors);
+        expect(folded[u]!.distances).toEqual(plain.distances);
+      }
+    });
+
+    test("refuses what it cannot solve from, as searchKnnAsync refuses a bad query", () => {
+      const items = Int32Array.of(1, 2);
+      const weights = Float32Array.of(1, 2);
+      expect(() => ix.index.searchFoldedAsync(fold(items, Float32Array.of(1)), 5, 0)).toThrow(
+        /weight per item/,
+      );
+      expect(() =>
+        ix.index.searchFoldedAsync({ ...fold(items, weights), factors: factors.subarray(1) }, 5, 0),
+      ).toThrow(/rows of 24 factors/);
+      expect(() =>
+        ix.index.searchFoldedAsync({ ...fold(items, weights), gram: new Float64Array(k) }, 5, 0),
+      ).toThrow(/Gram matrix/);
+      expect(() =>
+        ix.index.searchFoldedAsync({ ...fold(items, weights), items: Uint32Array.of(1, 2) } as never, 5, 0),
+      ).toThrow(/Int32Array/);
+      expect(() => ix.index.searchFoldedAsync(fold(items, weights), 1_000_000, 0)).toThrow(/maxElements/);
+      expect(() => ix.index.searchFoldedAsync(undefined as never, 5, 0)).toThrow(/fold-in/);
+      // A file without the kernel is refused, and the kernel taken before stays.
+      expect(HierarchicalNSW.useFoldInKernel("/nonexistent/kernels.so")).toBe(false);
+      expect(foldedSearches()).toBe(true);
+    });
   });
 
   test("zero vectors are not indexed", () => {

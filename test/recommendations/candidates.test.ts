@@ -17,6 +17,7 @@ import {
   MIN_CARRIED_HISTORY,
   userSignals,
 } from "../../src/modules/recommendations/serving/user-memo";
+import type { HierarchicalNSW } from "../../src/shared/hnswlib";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { registerTenant, type Tenant } from "../helpers/tenant";
 import { FAST_TRAINING, generateTenant, trainAndWait } from "../pipeline/fixtures";
@@ -494,22 +495,10 @@ describe("candidates carried from the user's previous history", () => {
       // The searches of the signal's index, on the request thread or off it, counted on the index itself.
       const view = await ctx.deps.recommendations.view(als.accountId);
       const index = indexOf(view.snapshot!.model)!.index;
-      const search = index.searchKnn.bind(index);
-      const searchAsync = index.searchKnnAsync.bind(index);
       let searches = 0;
-      Object.defineProperty(index, "searchKnn", {
-        configurable: true,
-        value: (...args: Parameters<typeof search>) => {
-          searches++;
-          return search(...args);
-        },
-      });
-      Object.defineProperty(index, "searchKnnAsync", {
-        configurable: true,
-        value: (...args: Parameters<typeof searchAsync>) => {
-          searches++;
-          return searchAsync(...args);
-        },
+      const restore = watchSearches(index, () => {
+        searches++;
+        return "search";
       });
       try {
         Object.assign(tuning, { candidateMinItems: 0, selectiveMaxItems: 0 });
@@ -528,8 +517,7 @@ describe("candidates carried from the user's previous history", () => {
         expect(ids(carried.body)).toEqual(ids(searched.body));
         expect(carried.body.total).toBe(searched.body.total);
       } finally {
-        delete (index as { searchKnn?: unknown }).searchKnn;
-        delete (index as { searchKnnAsync?: unknown }).searchKnnAsync;
+        restore();
         Object.assign(tuning, DEFAULT_TUNING);
       }
     },
@@ -555,36 +543,27 @@ describe("candidates carried from the user's previous history", () => {
       [HOMEPAGE, { external_user_id: "u-26" }],
     ];
 
-    /** Both indexes' searches counted, on the request thread and off it; `failAhead`: the latter fail. */
+    /**
+     * Both indexes' searches counted, on the request thread and off it (`folded`: those of them that also
+     * solved the user's vector there); `failAhead`: the latter fail.
+     */
     async function counted<T>(failAhead: boolean, run: () => Promise<T>) {
       const view = await ctx.deps.recommendations.view(als.accountId);
       const indexes = [factorIndex(view.snapshot!.model)!.index, contentIndex(view.snapshot!.model)!.index];
       const counts = { onThread: 0, ahead: 0 };
-      for (const index of indexes) {
-        const search = index.searchKnn.bind(index);
-        const searchAsync = index.searchKnnAsync.bind(index);
-        Object.defineProperty(index, "searchKnn", {
-          configurable: true,
-          value: (...args: Parameters<typeof search>) => {
-            counts.onThread++;
-            return search(...args);
-          },
-        });
-        Object.defineProperty(index, "searchKnnAsync", {
-          configurable: true,
-          value: (...args: Parameters<typeof searchAsync>) => {
-            counts.ahead++;
-            return failAhead ? Promise.reject(new Error("search failed")) : searchAsync(...args);
-          },
-        });
-      }
+      let folded = 0;
+      const restores = indexes.map((index) =>
+        watchSearches(index, (kind) => {
+          if (kind === "onThread") counts.onThread++;
+          else counts.ahead++;
+          if (kind === "folded") folded++;
+          return kind !== "onThread" && failAhead ? "fail" : "search";
+        }),
+      );
       try {
-        return { result: await run(), counts };
+        return { result: await run(), counts, folded };
       } finally {
-        for (const index of indexes) {
-          delete (index as { searchKnn?: unknown }).searchKnn;
-          delete (index as { searchKnnAsync?: unknown }).searchKnnAsync;
-        }
+        for (const restore of restores) restore();
       }
     }
 
@@ -607,6 +586,8 @@ describe("candidates carried from the user's previous history", () => {
           const ahead = await counted(false, ask);
           expect(ahead.counts.ahead).toBeGreaterThan(0);
           expect(ahead.counts.onThread).toBe(0);
+          // The collaborative search solves the user's vector on the pool's thread too (none for content).
+          expect(ahead.folded).toBe(body.strategy === "content_based" ? 0 : 1);
           const failed = await counted(true, ask);
           expect(failed.counts.ahead).toBeGreaterThan(0);
           expect(failed.counts.onThread).toBe(failed.counts.ahead);
@@ -688,3 +669,34 @@ describe("candidates carried from the user's previous history", () => {
     });
   });
 });
+
+/**
+ * Calls `watch` with each search of the index, on the request thread (`onThread`), off it (`ahead`) or off it
+ * with the user's vector solved there too (`folded`), and fails those off it it answers "fail" for. Returns
+ * what puts the index's own methods back.
+ */
+function watchSearches(
+  index: HierarchicalNSW,
+  watch: (kind: "onThread" | "ahead" | "folded") => "search" | "fail",
+): () => void {
+  const search = index.searchKnn.bind(index);
+  const searchAsync = index.searchKnnAsync.bind(index);
+  const searchFolded = index.searchFoldedAsync.bind(index);
+  const failed = () => Promise.reject(new Error("search failed"));
+  const methods = {
+    searchKnn: (...args: Parameters<typeof search>) => {
+      watch("onThread");
+      return search(...args);
+    },
+    searchKnnAsync: (...args: Parameters<typeof searchAsync>) =>
+      watch("ahead") === "fail" ? failed() : searchAsync(...args),
+    searchFoldedAsync: (...args: Parameters<typeof searchFolded>) =>
+      watch("folded") === "fail" ? failed() : searchFolded(...args),
+  };
+  for (const [name, value] of Object.entries(methods)) {
+    Object.defineProperty(index, name, { configurable: true, value });
+  }
+  return () => {
+    for (const name of Object.keys(methods)) delete (index as unknown as Record<string, unknown>)[name];
+  };
+}

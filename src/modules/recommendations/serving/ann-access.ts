@@ -10,8 +10,11 @@ import {
   buildAnnIndex,
   contentAnnRows,
   denseRows,
+  foldedSearches,
   type Neighbours,
 } from "../../../engine";
+import type { FoldInBasis } from "../../../engine/fold-in";
+import type { History } from "../../../engine/types";
 import type { EngineModel } from "../../../training/engine-api";
 
 /**
@@ -76,6 +79,34 @@ export async function annTopAsync(
   const kk = Math.min(k, ix.index.getCurrentCount());
   if (kk <= 0) return { items: new Int32Array(0), scores: new Float32Array(0) };
   return neighbours(await ix.index.searchKnnAsync(query, kk, Math.max(ef, kk)));
+}
+
+/**
+ * `annTopAsync` for the user vector that `foldInUser(basis, history)` solves, solved on the pool's thread
+ * before the walk (the same native kernel, so the same vector), and answered with it; null when this process
+ * has no native fold-in, and the caller solves it on its own thread.
+ */
+export function annTopFoldedAsync(
+  ix: AnnIndex,
+  basis: FoldInBasis,
+  history: History,
+  k: number,
+  ef = ix.options.efSearch,
+): Promise<{ found: Neighbours; vector: Float32Array }> | null {
+  if (!foldedSearches() || basis.k !== ix.dims) return null;
+  const kk = Math.min(k, ix.index.getCurrentCount());
+  if (kk <= 0) return null;
+  const fold = {
+    factors: basis.itemFactors,
+    gram: basis.itemGram,
+    items: history.items,
+    weights: history.weights,
+    alpha: basis.alpha,
+    regularization: basis.regularization,
+  };
+  return ix.index
+    .searchFoldedAsync(fold, kk, Math.max(ef, kk))
+    .then((found) => ({ found: neighbours(found), vector: found.query }));
 }
 
 function neighbours(found: { neighbors: Uint32Array; distances: Float32Array }): Neighbours {
