@@ -23,6 +23,33 @@ export interface TypedHistory extends DenseHistory {
 }
 
 /**
+ * Which items the history being made has met, and at which entry: a scratch mark per item of the table,
+ * stamped afresh for each history instead of cleared, so a history costs a read and a write per event (a Map
+ * per history cost about half of `denseHistory`'s time).
+ */
+const seen = { stamp: 0, marks: new Int32Array(0), entry: new Int32Array(0) };
+
+/** A fresh stamp for a history over items below `items`. */
+function newStamp(items: number): number {
+  if (seen.marks.length < items) holdItems(items);
+  if (seen.stamp === 0x7fffffff) {
+    seen.marks.fill(0);
+    seen.stamp = 0;
+  }
+  return ++seen.stamp;
+}
+
+/** Room for marks of items below `items`, keeping those made. */
+function holdItems(items: number): void {
+  const marks = new Int32Array(items);
+  const entry = new Int32Array(items);
+  marks.set(seen.marks);
+  entry.set(seen.entry);
+  seen.marks = marks;
+  seen.entry = entry;
+}
+
+/**
  * The history as the model reads it: one entry per distinct product (newest first), its weight the sum of
  * its interactions' weights by the table training weighs its matrix with, as a training row is; products
  * of older interactions follow.
@@ -32,31 +59,40 @@ export function denseHistory(
   history: Pick<RankHistory, "events" | "interacted">,
   config: Readonly<WeightConfig> = DEFAULT_WEIGHTS,
 ): TypedHistory {
-  const position = new Map<number, number>();
-  const items: number[] = [];
-  const weights: number[] = [];
+  const { events, interacted } = history;
+  const stamp = newStamp(table.indexOf.size);
+  const capacity = events.length + interacted.length;
+  const items = new Int32Array(capacity);
+  // Summed in doubles, as the weights always were, and rounded to floats once at the end.
+  const sums = new Float64Array(capacity);
+  const strongest = new Float64Array(events.length);
   const types: string[] = [];
-  const strongest: number[] = [];
+  let count = 0;
   // Training decays each event by its age from the newest one; measured from the user's newest event
   // instead, every weight of the user differs by one common factor, which no ranking signal sees.
   const halfLife = config.halfLifeDays;
   const perMs =
     typeof halfLife === "number" && halfLife > 0 && Number.isFinite(halfLife) ? 1 / (halfLife * DAY_MS) : 0;
-  const newest = history.events[0]?.occurredAt ?? 0;
-  for (const event of history.events) {
+  const newest = events[0]?.occurredAt ?? 0;
+  for (let e = 0; e < events.length; e++) {
+    const event = events[e]!;
     const index = table.indexOf.get(event.externalProductId);
     if (index === undefined) continue;
+    if (index >= seen.marks.length) holdItems(index + 1);
+    const { marks, entry } = seen;
     let w = interactionWeight(event.type, event.value, config);
     if (perMs > 0) w *= 2 ** (-(newest - event.occurredAt) * perMs);
-    const at = position.get(index);
-    if (at === undefined) {
-      position.set(index, items.length);
-      items.push(index);
-      weights.push(w);
+    if (marks[index] !== stamp) {
+      marks[index] = stamp;
+      entry[index] = count;
+      items[count] = index;
+      sums[count] = w;
+      strongest[count] = Math.abs(w);
       types.push(event.type);
-      strongest.push(Math.abs(w));
+      count++;
     } else {
-      weights[at]! += w;
+      const at = entry[index]!;
+      sums[at]! += w;
       if (Math.abs(w) > strongest[at]!) {
         strongest[at] = Math.abs(w);
         types[at] = event.type;
@@ -65,20 +101,28 @@ export function denseHistory(
   }
   // Products interacted with before the latest events still say what the user likes (a training row holds
   // them all): they join at the weight of the weakest positive entry, as the oldest evidence there is.
-  if (history.interacted.length > position.size) {
+  if (interacted.length > count) {
     let floor = Number.POSITIVE_INFINITY;
-    for (const w of weights) if (w > 0 && w < floor) floor = w;
+    for (let i = 0; i < count; i++) {
+      const w = sums[i]!;
+      if (w > 0 && w < floor) floor = w;
+    }
     if (!Number.isFinite(floor)) floor = interactionWeight("VIEW", 1, config);
-    for (const id of history.interacted) {
-      const index = table.indexOf.get(id);
-      if (index === undefined || position.has(index)) continue;
-      position.set(index, items.length);
-      items.push(index);
-      weights.push(floor);
+    for (let p = 0; p < interacted.length; p++) {
+      const index = table.indexOf.get(interacted[p]!);
+      if (index === undefined) continue;
+      if (index >= seen.marks.length) holdItems(index + 1);
+      if (seen.marks[index] === stamp) continue;
+      seen.marks[index] = stamp;
+      items[count] = index;
+      sums[count] = floor;
       types.push("VIEW");
+      count++;
     }
   }
-  return { items: Int32Array.from(items), weights: Float32Array.from(weights), types };
+  const weights = new Float32Array(count);
+  for (let i = 0; i < count; i++) weights[i] = sums[i]!;
+  return { items: count === capacity ? items : items.slice(0, count), weights, types };
 }
 
 const logPopularities = new WeakMap<Float32Array, Float32Array>();
