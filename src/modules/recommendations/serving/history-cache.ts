@@ -218,12 +218,30 @@ export function withInteractions(history: UserHistory, interactions: readonly Re
       occurredAt: recorded.occurredAt.getTime(),
     });
   }
-  // A stable sort keeps the new ones ahead of older entries with the same time.
-  const events = [...added, ...history.events].sort((a, b) => b.occurredAt - a.occurredAt);
-  const known = new Set(history.interacted);
-  const fresh = added.map((event) => event.externalProductId).filter((id) => !known.has(id) && known.add(id));
+  // A stable sort keeps the new ones ahead of older entries with the same time. Interactions recorded as they
+  // happen are already the newest, in order: then the lists are only joined.
+  const events = newestFirst(added, history.events)
+    ? added.concat(history.events.slice(0, Math.max(0, HISTORY_LENGTH - added.length)))
+    : [...added, ...history.events].sort((a, b) => b.occurredAt - a.occurredAt);
+  // Products new to the user, each once (a few per write: a scan of the list costs less than a Set of it).
+  const fresh: string[] = [];
+  for (const event of added) {
+    const id = event.externalProductId;
+    if (!history.interacted.includes(id) && !fresh.includes(id)) fresh.push(id);
+  }
   const interacted = fresh.length > 0 ? [...history.interacted, ...fresh] : history.interacted;
-  return { ...history, events: events.slice(0, HISTORY_LENGTH), interacted };
+  return {
+    ...history,
+    events: events.length > HISTORY_LENGTH ? events.slice(0, HISTORY_LENGTH) : events,
+    interacted,
+  };
+}
+
+/** Whether `added`, newest first, followed by `older` (newest first) is newest first as it stands. */
+function newestFirst(added: readonly HistoryEvent[], older: readonly HistoryEvent[]): boolean {
+  for (let i = 1; i < added.length; i++) if (added[i]!.occurredAt > added[i - 1]!.occurredAt) return false;
+  const last = added[added.length - 1];
+  return last === undefined || older.length === 0 || last.occurredAt >= older[0]!.occurredAt;
 }
 
 /** Whether a history read again says exactly what the cached one does. */
