@@ -8,6 +8,7 @@ import { DEFAULT_WEIGHTS, type WeightConfig } from "../weighting";
 import { interactionWeight, type RankComponent, type RankWeights, scaleToUnit, trendValue } from "./blend";
 import { categoryMatcher, type RankCatalogue, type RankHistory } from "./catalogue";
 import type { DenseHistory, SignalQuery } from "./signals";
+import type { SparseScores } from "./sparse-scores";
 
 export interface ComponentScores {
   values: Partial<Record<RankComponent, Float32Array>>;
@@ -138,37 +139,6 @@ function logPopularity(popularity: Float32Array): Float32Array {
   return out;
 }
 
-export interface SparseScores {
-  score: Map<number, number>;
-  /** The anchor item that contributed most to each item's score. */
-  anchor: Map<number, number>;
-}
-
-/** Sparse neighbour lists (per anchor) summed per item, remembering the best anchor per item. */
-export function fromNeighbours(
-  anchors: readonly number[],
-  neighbours: (anchor: number) => { items: Int32Array; scores: Float32Array },
-): SparseScores | null {
-  const score = new Map<number, number>();
-  const best = new Map<number, number>();
-  const anchor = new Map<number, number>();
-  for (const a of anchors) {
-    const list = neighbours(a);
-    for (let j = 0; j < list.items.length; j++) {
-      const item = list.items[j]!;
-      const s = list.scores[j]!;
-      if (!(s > 0)) continue;
-      // Several anchors pointing at one item add up: "bought with two things in your cart" beats one.
-      score.set(item, (score.get(item) ?? 0) + s);
-      if (s > (best.get(item) ?? 0)) {
-        best.set(item, s);
-        anchor.set(item, a);
-      }
-    }
-  }
-  return score.size > 0 ? { score, anchor } : null;
-}
-
 /** Content-free stand-in for similarity when there is no model: same category counts most, brand next. */
 export function catalogueSimilarity(table: RankCatalogue, source: number): Float32Array {
   const n = table.size;
@@ -275,10 +245,9 @@ export function computeComponents(input: ComponentInputs): ComponentScores {
         anchor: Int32Array.from(candidates, (i) => scores.anchor[i]!),
       };
     }
-    return {
-      value: each((i) => scores.score.get(i) ?? 0),
-      anchor: Int32Array.from(candidates, (i) => scores.anchor.get(i) ?? -1),
-    };
+    const anchor = new Int32Array(m);
+    for (let p = 0; p < m; p++) anchor[p] = scores.anchor(candidates[p]!);
+    return { value: each((i) => scores.score(i)), anchor };
   };
   if (weights.similar && input.similar) {
     const s = sparse(input.similar);

@@ -19,12 +19,12 @@ import {
   type ComponentScores,
   catalogueSimilar,
   computeComponents,
-  fromNeighbours,
   preferenceMatcher,
 } from "../../../engine/ranking/components";
 import { mmr } from "../../../engine/ranking/diversity";
 import { type ItemSet, SortedItems } from "../../../engine/ranking/item-set";
 import type { ModelSignals } from "../../../engine/ranking/signals";
+import { fromNeighbours } from "../../../engine/ranking/sparse-scores";
 import { topK } from "../../../engine/topk";
 import type { RankedPage, RecommendationItem } from "../schemas";
 import type { ItemTable } from "../serving/item-table";
@@ -300,7 +300,8 @@ function gatherCandidates(
       for (const sparse of [signals.similar, signals.complementary]) {
         if (sparse === null) continue;
         if ("dense" in sparse) continue;
-        for (const i of sparse.score.keys()) add(i);
+        const items = sparse.items();
+        for (let p = 0; p < items.length; p++) add(items[p]!);
       }
     },
   });
