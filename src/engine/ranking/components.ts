@@ -25,8 +25,8 @@ export interface TypedHistory extends DenseHistory {
 
 /**
  * Which items the history being made has met, and at which entry: a scratch mark per item of the table,
- * stamped afresh for each history instead of cleared, so a history costs a read and a write per event (a Map
- * per history cost about half of `denseHistory`'s time).
+ * stamped afresh for each history instead of cleared, so a history costs a read and a write per event (with a
+ * Map per history, a 30-event history took 5.1–7.0 µs instead of 3.5–3.8 µs in a scratch loop).
  */
 const seen = { stamp: 0, marks: new Int32Array(0), entry: new Int32Array(0) };
 
@@ -40,10 +40,11 @@ function newStamp(items: number): number {
   return ++seen.stamp;
 }
 
-/** Room for marks of items below `items`, keeping those made. */
+/** Room for marks of items below `items` (at least twice the room there was), keeping those made. */
 function holdItems(items: number): void {
-  const marks = new Int32Array(items);
-  const entry = new Int32Array(items);
+  const room = Math.max(items, 2 * seen.marks.length);
+  const marks = new Int32Array(room);
+  const entry = new Int32Array(room);
   marks.set(seen.marks);
   entry.set(seen.entry);
   seen.marks = marks;

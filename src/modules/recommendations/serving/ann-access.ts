@@ -104,9 +104,14 @@ export function annTopFoldedAsync(
     alpha: basis.alpha,
     regularization: basis.regularization,
   };
-  return ix.index
-    .searchFoldedAsync(fold, kk, Math.max(ef, kk))
-    .then((found) => ({ found: neighbours(found), vector: found.query }));
+  try {
+    return ix.index
+      .searchFoldedAsync(fold, kk, Math.max(ef, kk))
+      .then((found) => ({ found: neighbours(found), vector: found.query }));
+  } catch (error) {
+    // Refused arguments fail the search as a failed search does: the ranking makes it on its own thread.
+    return Promise.reject(error);
+  }
 }
 
 function neighbours(found: { neighbors: Uint32Array; distances: Float32Array }): Neighbours {
