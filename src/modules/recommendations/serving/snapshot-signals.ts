@@ -99,14 +99,12 @@ class EngineSignals implements ModelSignals {
         const ix = factorIndex(model);
         if (ix === null) return null;
         const folded = x === undefined ? annTopFoldedAsync(ix, als, history, k, 0) : null;
-        if (folded === null) {
-          return annTopAsync(ix, vector(), k, 0).then((found) => {
-            known.remember(found);
-            return found.items;
-          });
-        }
-        return folded.then(({ found, vector: solved }) => {
-          x ??= solved;
+        const searched =
+          folded?.then(({ found, vector: solved }) => {
+            x ??= solved;
+            return found;
+          }) ?? annTopAsync(ix, vector(), k, 0);
+        return searched.then((found) => {
           known.remember(found);
           return found.items;
         });
