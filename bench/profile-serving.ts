@@ -5,7 +5,9 @@
  * wrk (32 connections), prints the figures (with the server's CPU per request, whole, in the kernel and by kind
  * of thread, and its minor page faults per request with what one costs on this machine; its resident memory
  * before the request that loads the tenant's model, as it returns, once settled and at its peak meanwhile, and
- * at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof.
+ * at the end), and leaves the profile (.cpuprofile and markdown) in <dir>/prof. On the embedded store it then
+ * prints what the store's thread ran during the measured seconds (`storeThread`: the share of them it was
+ * busy, and the statements that took most of it; see src/db/store-timings.ts).
  * Run it on a copy of the seeded directory to compare two versions on the same data. For `cold`, FIRST_USERS=N
  * sends N users' first requests before the measured ones (the account's history bulk read and the JIT done).
  * THINK_MS=N makes each connection pause N ms on average between its measured requests (a steady offered
@@ -14,7 +16,7 @@
  * with runs under `bench serving`'s A/B experiment (N of those, N + 1 plain) and prints each experiment run's
  * cost against the mean of the plain runs either side of it, as that bench's row computes it.
  */
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRng } from "../src/engine/rng";
 import { generateSynthetic } from "./data/synthetic";
@@ -31,6 +33,7 @@ const R = "/api/v1/recommendations";
 const products = Number(process.env.PRODUCTS ?? 20_000);
 const users = Number(process.env.USERS ?? 5_000);
 const interactions = Number(process.env.INTERACTIONS ?? 150_000);
+const storeTimingsFile = join(dir, "store-timings.jsonl");
 
 async function start(profile: boolean) {
   mkdirSync(dir, { recursive: true });
@@ -38,6 +41,11 @@ async function start(profile: boolean) {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith("DATABASE_")) env[k] = v;
+  // The store's thread's time per kind of statement (the CPU profile sees only the request thread).
+  if (!process.env.PG_URL) {
+    rmSync(storeTimingsFile, { force: true });
+    env.EMBEDDED_STORE_TIMINGS = storeTimingsFile;
+  }
   Object.assign(
     env,
     benchServerEnv(
@@ -357,7 +365,8 @@ if (mode === "seed") {
     const mean = (xs: number[]) => +((xs.reduce((a, b) => a + b, 0) / xs.length) * 100).toFixed(2);
     console.log(JSON.stringify({ rounds, costMeanPct: mean(costs), cpuCostMeanPct: mean(cpuCosts) }));
   }
-  const measuredFrom = (Date.now() - spawned) / 1000;
+  const measuredAt = Date.now();
+  const measuredFrom = (measuredAt - spawned) / 1000;
   const cpuBefore = cpuTicks(s.child.pid);
   const r = await runLoad({
     baseUrl: s.baseUrl,
@@ -369,7 +378,8 @@ if (mode === "seed") {
     once,
     ...(process.env.THINK_MS === undefined ? {} : { thinkMs: Number(process.env.THINK_MS) }),
   });
-  const measuredTo = (Date.now() - spawned) / 1000;
+  const measuredUntil = Date.now();
+  const measuredTo = (measuredUntil - spawned) / 1000;
   const cpuAfter = cpuTicks(s.child.pid);
   // This machine's cost of one such fault (µs), read by this process once the load has ended.
   const pageFaultUs = pageFaultMicros();
@@ -405,5 +415,43 @@ if (mode === "seed") {
   );
   s.child.kill("SIGTERM");
   await s.child.exited;
+  const store = storeStatements(measuredAt, measuredUntil, served);
+  if (store !== null) console.log(JSON.stringify({ storeThread: store }));
   if (process.env.PROFILE !== "0" && !existsSync(join(dir, "prof"))) console.log("no profile written");
+}
+
+/**
+ * What the embedded store's thread ran while the load was measured (its lines written within the window, a
+ * quarter of a second each): the share of the window it was busy, and the kinds of statement that took most
+ * of it, with their count, total milliseconds and microseconds per request served.
+ */
+function storeStatements(from: number, to: number, served: number) {
+  if (!existsSync(storeTimingsFile)) return null;
+  const kinds = new Map<string, { count: number; ms: number }>();
+  let busyMs = 0;
+  for (const line of readFileSync(storeTimingsFile, "utf8").split("\n")) {
+    if (line === "") continue;
+    const { at, statements } = JSON.parse(line) as {
+      at: number;
+      statements: Record<string, [number, number]>;
+    };
+    if (at <= from || at > to) continue;
+    for (const [label, [count, ms]] of Object.entries(statements)) {
+      const kind = kinds.get(label) ?? { count: 0, ms: 0 };
+      kind.count += count;
+      kind.ms += ms;
+      kinds.set(label, kind);
+      busyMs += ms;
+    }
+  }
+  const top = [...kinds].sort((a, b) => b[1].ms - a[1].ms).slice(0, 8);
+  return {
+    busyShare: +(busyMs / (to - from)).toFixed(3),
+    statements: top.map(([label, { count, ms }]) => ({
+      label,
+      count,
+      ms: Math.round(ms),
+      usPerRequest: +((ms * 1000) / Math.max(1, served)).toFixed(1),
+    })),
+  };
 }

@@ -54,6 +54,8 @@ export interface Config {
   readonly ingestionChunkSize: number;
   /** Memory bound of the per-process tenant snapshot cache, in MiB (SNAPSHOT_CACHE_MB). */
   readonly snapshotCacheMb: number;
+  /** File the embedded store's thread appends its time per kind of statement to (EMBEDDED_STORE_TIMINGS). */
+  readonly embeddedStoreTimings: string | undefined;
   /** Server processes sharing the port (WORKERS; `auto` = cores): the first one starts the others. */
   readonly workers: number;
   /** 0 in the process started by the operator; 1..workers-1 in the ones it started (RS_WORKER_INDEX). */
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
+    embeddedStoreTimings: read("EMBEDDED_STORE_TIMINGS"),
     workers,
     workerIndex,
     corsOrigins: Object.freeze(corsOrigins),

@@ -62,6 +62,7 @@ export async function createDeps(
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: options.pgliteDataDir ?? `${config.dataDir}/pglite`,
+    statementTimingsFile: config.embeddedStoreTimings,
   });
   const applied = await migrate(database);
   await kernels;

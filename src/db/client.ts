@@ -60,11 +60,13 @@ export interface OpenDatabaseOptions {
   dataDir?: string;
   /** Connections in the postgres.js pool. */
   maxConnections?: number;
+  /** PGlite: a file its thread appends its time per kind of statement to (see store-timings.ts). */
+  statementTimingsFile?: string | undefined;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   return options.url === undefined
-    ? openPglite(options.dataDir ?? "memory://")
+    ? openPglite(options.dataDir ?? "memory://", options.statementTimingsFile)
     : openPostgres(options.url, options);
 }
 
@@ -112,9 +114,9 @@ export function embeddedStartParams(): string[] {
   ];
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, statementTimingsFile: string | undefined): Promise<Database> {
   // The database runs on a thread of its own; this one posts statements and reads back rows.
-  const client = await RemotePglite.open(dataDir, embeddedStartParams());
+  const client = await RemotePglite.open(dataDir, embeddedStartParams(), statementTimingsFile);
   const db = drizzlePglite({ client: client as unknown as PGlite, schema }) as unknown as Db;
   return {
     kind: "pglite",

@@ -16,6 +16,8 @@ export type HostRequest =
       readonly assets: PgliteAssets;
       /** Where this and every later answer and notification is posted (transferred with this message). */
       readonly answers: MessagePort;
+      /** A file to append the time per kind of statement to (see store-timings.ts). */
+      readonly statementTimingsFile?: string | undefined;
     }
   | {
       readonly op: "query";

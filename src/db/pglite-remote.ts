@@ -53,13 +53,18 @@ export class RemotePglite {
   }
 
   /** Starts the worker and opens the data directory in it. */
-  static async open(dataDir: string, startParams: string[]): Promise<RemotePglite> {
+  static async open(
+    dataDir: string,
+    startParams: string[],
+    statementTimingsFile?: string,
+  ): Promise<RemotePglite> {
     const worker = new Worker(new URL("./pglite-worker.ts", import.meta.url)) as RefWorker;
     worker.unref();
     const { port1, port2 } = new MessageChannel();
     const remote = new RemotePglite(worker, port1);
     try {
-      await remote.#call({ op: "open", dataDir, startParams, assets: await pgliteAssets(), answers: port2 }, [
+      const assets = await pgliteAssets();
+      await remote.#call({ op: "open", dataDir, startParams, assets, answers: port2, statementTimingsFile }, [
         port2,
       ]);
     } catch (error) {

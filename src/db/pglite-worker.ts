@@ -9,6 +9,7 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { skipDefaultParserMerge } from "./pglite-parsers";
 import { carry, type HostMessage, type HostRequest } from "./pglite-protocol";
 import { prepareStatements } from "./pglite-statements";
+import { StatementTimings, timingsFile } from "./store-timings";
 
 declare const self: Worker;
 
@@ -20,6 +21,8 @@ let client: PGlite | undefined;
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
 const unlisteners = new Map<string, () => Promise<void>>();
 let nextTransaction = 0;
+/** Time per kind of statement, when the host asks for it (see store-timings.ts). */
+let timings: StatementTimings | undefined;
 
 function opened(): PGlite {
   if (client === undefined || client.closed) throw new Error("PGlite is closed");
@@ -30,6 +33,9 @@ async function handle(request: HostRequest): Promise<unknown> {
   switch (request.op) {
     case "open": {
       client = await PGlite.create(request.dataDir, { ...request.assets, startParams: request.startParams });
+      if (request.statementTimingsFile !== undefined) {
+        timings = new StatementTimings(timingsFile(request.statementTimingsFile));
+      }
       // In this order, drizzle's identical per-query parsers are left out before either path sees them.
       prepareStatements(client);
       skipDefaultParserMerge(client);
@@ -37,10 +43,17 @@ async function handle(request: HostRequest): Promise<unknown> {
     }
     case "query": {
       const options = request.rowMode === "array" ? { rowMode: "array" as const } : undefined;
-      if (request.tx === undefined) return opened().query(request.text, request.params, options);
-      const open = transactions.get(request.tx);
-      if (open === undefined) throw new Error("Transaction is closed");
-      return open.tx.query(request.text, request.params, options);
+      const started = timings === undefined ? 0 : performance.now();
+      let answer: Promise<unknown>;
+      if (request.tx === undefined) answer = opened().query(request.text, request.params, options);
+      else {
+        const open = transactions.get(request.tx);
+        if (open === undefined) throw new Error("Transaction is closed");
+        answer = open.tx.query(request.text, request.params, options);
+      }
+      const kinds = timings;
+      if (kinds === undefined) return answer;
+      return answer.finally(() => kinds.record(request.text, performance.now() - started));
     }
     case "begin":
       return begin(opened());
@@ -68,6 +81,7 @@ async function handle(request: HostRequest): Promise<unknown> {
     }
     case "close":
       if (client !== undefined && !client.closed) await client.close();
+      timings?.stop();
       return null;
   }
 }
