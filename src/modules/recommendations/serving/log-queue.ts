@@ -128,14 +128,13 @@ export class RecommendationLogQueue {
       this.dropped = 0;
     }
     const { lines, labels, endUsers } = batchLines(batch);
-    // Which end users still exist is looked up once per end user of the batch (a primary-key probe each,
-    // as a scalar subquery so that the planner cannot turn it into a scan of every end user), not once
-    // per entry.
+    // Which end users still exist is looked up once per end user of the batch, not once per entry, in one
+    // scan of the primary key for the batch's ids (as a scalar subquery per id, each probe cost a third more
+    // on the embedded store).
     // The day's impressions per grouping are added in the same statement, from the same rows.
     const insert = sql`
       with live as materialized (
-        select wanted.id, (select eu.account_id from end_users eu where eu.id = wanted.id) as account_id
-        from unnest(${numberArray(endUsers)}::bigint[]) as wanted(id)
+        select eu.id, eu.account_id from end_users eu where eu.id = any(${numberArray(endUsers)}::bigint[])
       ),
       labels as (
         select * from unnest(${textArray(labels.endpoint)}::text[], ${textArray(labels.strategy)}::text[],
