@@ -5,7 +5,7 @@
  * the line before (nothing when it ran nothing). A statement's time runs from its turn on the thread to its
  * answer, so a statement that waited for an open transaction counts that wait too. Its label is the opening
  * of its text with whitespace folded: values travel as parameters, so one statement run with other values is
- * one kind, and no value is written.
+ * one kind, and no value is written. A write that fails (a full disk) ends the timings, never the store.
  */
 import { appendFileSync } from "node:fs";
 
@@ -23,6 +23,7 @@ export class StatementTimings {
   /** Labels already made, by statement text: the texts repeat, their labels need not be made again. */
   readonly #labels = new Map<string, string>();
   readonly #timer: ReturnType<typeof setInterval>;
+  #failed = false;
 
   constructor(
     private readonly write: (line: string) => void,
@@ -34,6 +35,7 @@ export class StatementTimings {
   }
 
   record(text: string, ms: number): void {
+    if (this.#failed) return;
     let label = this.#labels.get(text);
     if (label === undefined) {
       label = statementLabel(text);
@@ -53,7 +55,12 @@ export class StatementTimings {
     if (this.#kinds.size === 0) return;
     const statements = Object.fromEntries(this.#kinds);
     this.#kinds.clear();
-    this.write(`${JSON.stringify({ at: this.now(), statements })}\n`);
+    try {
+      this.write(`${JSON.stringify({ at: this.now(), statements })}\n`);
+    } catch {
+      this.#failed = true;
+      clearInterval(this.#timer);
+    }
   }
 
   stop(): void {

@@ -43,6 +43,23 @@ describe("time per kind of statement on the embedded store's thread", () => {
     ]);
   });
 
+  test("a write that fails ends the timings without throwing", () => {
+    let writes = 0;
+    const timings = new StatementTimings(
+      () => {
+        writes++;
+        throw new Error("ENOSPC");
+      },
+      Date.now,
+      60_000,
+    );
+    timings.record("select 1", 1);
+    expect(() => timings.flush()).not.toThrow();
+    timings.record("select 1", 1);
+    timings.stop();
+    expect(writes).toBe(1);
+  });
+
   test("given a file, the store's thread writes its statements' times there, and no value", async () => {
     const file = join(makeTempDir("store-timings"), "timings.jsonl");
     const database = await openDatabase({ dataDir: "memory://", statementTimingsFile: file });

@@ -36,6 +36,10 @@ describe("settings", () => {
     expect(config.signupLimitPerHour).toBe(20);
     expect(config.trustProxy).toBeUndefined();
     expect(config.logLevel).toBe("info");
+    expect(config.embeddedStoreTimings).toBeUndefined();
+    expect(loadConfig({ ...base, EMBEDDED_STORE_TIMINGS: join(dir, "t.jsonl") }).embeddedStoreTimings).toBe(
+      join(dir, "t.jsonl"),
+    );
     expect(config.nativeKernels).toEqual({ enabled: true, compiler: "cc" });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -58,6 +62,7 @@ describe("settings", () => {
     ["TLS_CERT_FILE", { TLS_KEY_FILE: aFile }],
     ["TLS_CERT_FILE", { TLS_CERT_FILE: join(dir, "missing.pem"), TLS_KEY_FILE: aFile }],
     ["TLS_KEY_FILE", { TLS_CERT_FILE: aFile, TLS_KEY_FILE: join(dir, "missing.key") }],
+    ["EMBEDDED_STORE_TIMINGS", { EMBEDDED_STORE_TIMINGS: join(dir, "missing", "timings.jsonl") }],
     ["JWT_SECRET", { JWT_SECRET: "too-short" }],
     ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "ftp://example.com" }],
     ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "example.com" }],
