@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { createApp } from "./app";
 import { ConfigError, loadConfig } from "./config";
+import { exitWhenStoreLost } from "./db/store-lost";
 import { createDeps } from "./deps";
 import { MODULES } from "./modules";
 import type { ServiceModule } from "./modules/module";
@@ -26,6 +27,7 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
   const modules = options.modules ?? MODULES;
   // Some settings (PLANS_FILE) are only checked when the parts using them are built.
   const deps = await createDeps(config, { logger, modules }).catch(rethrowUnlessConfigError);
+  exitWhenStoreLost(deps.database, logger);
   await deps.start();
 
   const app = createApp(deps, { precompile: true, modules });

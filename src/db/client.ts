@@ -50,6 +50,12 @@ export interface Database {
    * how many it settled.
    */
   takeAnswers(): number;
+  /**
+   * Calls `handler` if the store is lost for good while open: the embedded store's thread ended (it failed,
+   * or PGlite aborted), after which no statement can run in this process. Never on Postgres, whose lost
+   * connections are made again (the health monitor reports the outage meanwhile), and never after `close`.
+   */
+  onLost(handler: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +142,7 @@ async function openPglite(dataDir: string, statementTimingsFile: string | undefi
     },
     copyOut: undefined,
     takeAnswers: () => client.takeAnswers(),
+    onLost: (handler) => client.onLost(handler),
     close: () => client.close(),
   };
 }
@@ -264,6 +271,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     },
     // postgres.js reads its sockets on this thread's event loop: there is nothing to take early.
     takeAnswers: () => 0,
+    // A lost connection is made again with the next statement: the store is never lost for good.
+    onLost: () => {},
     close: async () => {
       const dedicated = [...visible.values()].map((entry) => entry.client.end({ timeout: 5 }));
       visible.clear();

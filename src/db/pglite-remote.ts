@@ -23,6 +23,9 @@ type RefWorker = Worker & { ref(): void; unref(): void };
 
 export class RemotePglite {
   #closed = false;
+  /** Set by `close()`: the thread's end that follows is a shutdown, not a loss. */
+  #closing = false;
+  readonly #lostHandlers: ((error: Error) => void)[] = [];
   #nextId = 0;
   readonly #pending = new Map<
     number,
@@ -77,6 +80,14 @@ export class RemotePglite {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * Calls `handler` once if the database's thread ends while the database is open (the thread failed, or
+   * PGlite aborted): every statement after that fails, so the service cannot go on. Never after `close()`.
+   */
+  onLost(handler: (error: Error) => void): void {
+    this.#lostHandlers.push(handler);
   }
 
   /**
@@ -162,6 +173,7 @@ export class RemotePglite {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#closing = true;
     try {
       await this.#call({ op: "close" });
     } finally {
@@ -217,9 +229,11 @@ export class RemotePglite {
   }
 
   #fail(error: Error): void {
+    const lost = !this.#closed && !this.#closing;
     this.#closed = true;
     for (const { reject } of this.#pending.values()) reject(error);
     this.#pending.clear();
+    if (lost) for (const handler of this.#lostHandlers) handler(error);
   }
 }
 
