@@ -207,7 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
-    embeddedStoreTimings: timingsFile(read("EMBEDDED_STORE_TIMINGS")),
+    embeddedStoreTimings: storeTimingsPath(read("EMBEDDED_STORE_TIMINGS")),
     workers,
     workerIndex,
     corsOrigins: Object.freeze(corsOrigins),
@@ -284,7 +284,7 @@ function parseTrustProxy(text: string | undefined): TrustProxy | undefined {
 }
 
 /** EMBEDDED_STORE_TIMINGS: a file in a directory that exists (the store's thread appends to it). */
-function timingsFile(path: string | undefined): string | undefined {
+function storeTimingsPath(path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
   if (!existsSync(dirname(resolve(path)))) {
     throw new ConfigError("EMBEDDED_STORE_TIMINGS", "must name a file in a directory that exists");
