@@ -46,8 +46,8 @@ export interface Config {
   /** Sign-ups per client address per hour (SIGNUP_LIMIT_PER_HOUR); 0 = no limit. */
   readonly signupLimitPerHour: number;
   readonly trustProxy: TrustProxy | undefined;
-  /** Trainings per account per day before the plan table decides (TRAININGS_PER_DAY). */
-  readonly trainingsPerDay: number;
+  /** A cap on every plan's trainingsPerDay (TRAININGS_PER_DAY); unset, the plan table alone decides. */
+  readonly trainingsPerDay: number | undefined;
   /** Number of background job workers in this process (JOB_CONCURRENCY); 0 disables the job runner. */
   readonly jobConcurrency: number;
   /** Records per bulk-ingestion chunk, each chunk one transaction (INGESTION_CHUNK_SIZE). */
@@ -203,7 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
       1_000_000,
     ),
     trustProxy: parseTrustProxy(read("TRUST_PROXY")),
-    trainingsPerDay: parseInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY") ?? "24", 1, 100000),
+    trainingsPerDay: optionalInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY"), 1, 100000),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
@@ -263,6 +263,15 @@ function parseInteger(name: string, text: string, min: number, max: number): num
   const value = Number(text);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}`);
   return value;
+}
+
+function optionalInteger(
+  name: string,
+  text: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
+  return text === undefined ? undefined : parseInteger(name, text, min, max);
 }
 
 function parseTrustProxy(text: string | undefined): TrustProxy | undefined {

@@ -58,7 +58,7 @@ export async function createDeps(
   // Compiled while the database opens (a first start after an install or upgrade), not by the first request.
   const kernels = buildNativeKernels();
   // Before anything opens: a bad PLANS_FILE stops start-up with a ConfigError naming it.
-  const plans = loadPlanTable(config.plansFile);
+  const plans = loadPlanTable(config.plansFile, config.trainingsPerDay);
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: options.pgliteDataDir ?? `${config.dataDir}/pglite`,

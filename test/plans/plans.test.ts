@@ -90,6 +90,23 @@ describe("GET /api/v1/plans/", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(custom);
   });
+
+  test("TRAININGS_PER_DAY holds every plan to it, as enforced and as shown", async () => {
+    const ctx = await createTestContext({ PLANS_FILE: writePlans(custom), TRAININGS_PER_DAY: "2" });
+    opened.push(ctx);
+    const res = await ctx.request("GET", "/api/v1/plans/");
+    expect(res.body.FREE.limits.trainingsPerDay).toBe(1);
+    expect(res.body.GOLD.limits.trainingsPerDay).toBe(2);
+    expect(res.body.GOLD.limits.bulkPerMinute).toBe(2);
+  });
+
+  test("every built-in plan has the specification's bulk-ingestion rate (10/min, 100/h, 1000/day)", () => {
+    for (const plan of Object.values(BUILT_IN_PLANS)) {
+      expect(plan.limits.bulkPerMinute).toBeUndefined();
+      expect(plan.limits.bulkPerHour).toBeUndefined();
+      expect(plan.limits.bulkPerDay).toBeUndefined();
+    }
+  });
 });
 
 describe("PLANS_FILE validation at start-up", () => {

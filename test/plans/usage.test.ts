@@ -34,7 +34,7 @@ describe("GET /api/v1/accounts/usage", () => {
       monthlyRequests: free.monthlyRequests - 3,
       products: free.maxProducts,
       endUsers: free.maxEndUsers,
-      trainingsToday: Math.min(free.trainingsPerDay, ctx.deps.config.trainingsPerDay),
+      trainingsToday: free.trainingsPerDay,
     });
     expect(new Date(res.body.period.start).getUTCDate()).toBe(1);
   });

@@ -67,23 +67,37 @@ export const BUILT_IN_PLANS: PlanTableType = {
       maxProducts: 1_000_000,
       maxEndUsers: 5_000_000,
       trainingsPerDay: 96,
-      bulkPerMinute: 60,
-      bulkPerHour: 1_000,
-      bulkPerDay: 10_000,
     },
     features: [
       "All recommendation strategies",
       "Publishable keys for the browser",
       "Retraining every 15 minutes",
-      "Higher bulk-ingestion rate",
       "Dedicated support",
     ],
   },
 };
 
-/** Reads and validates PLANS_FILE, or answers the built-in table when no file is set. */
-export function loadPlanTable(plansFile: string | undefined): Readonly<PlanTableType> {
-  if (plansFile === undefined) return deepFreeze(structuredClone(BUILT_IN_PLANS));
+/**
+ * The plan table as enforced and as `GET /plans/` shows it: PLANS_FILE read and validated (or the built-in
+ * table when no file is set), with every plan's trainingsPerDay held to the operator's TRAININGS_PER_DAY.
+ */
+export function loadPlanTable(
+  plansFile: string | undefined,
+  trainingsPerDayCap?: number,
+): Readonly<PlanTableType> {
+  return deepFreeze(capTrainings(readPlanTable(plansFile), trainingsPerDayCap));
+}
+
+function capTrainings(table: PlanTableType, cap: number | undefined): PlanTableType {
+  if (cap === undefined) return table;
+  for (const plan of Object.values(table)) {
+    plan.limits.trainingsPerDay = Math.min(plan.limits.trainingsPerDay, cap);
+  }
+  return table;
+}
+
+function readPlanTable(plansFile: string | undefined): PlanTableType {
+  if (plansFile === undefined) return structuredClone(BUILT_IN_PLANS);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(plansFile, "utf8"));
@@ -111,7 +125,7 @@ export function loadPlanTable(plansFile: string | undefined): Readonly<PlanTable
   if (table[FREE_PLAN].priceMonthly !== 0) {
     throw new ConfigError("PLANS_FILE", `${plansFile}: the ${FREE_PLAN} plan must cost 0`);
   }
-  return deepFreeze(table);
+  return table;
 }
 
 export const isPaidPlan = (plan: PlanType): boolean => plan.priceMonthly > 0;

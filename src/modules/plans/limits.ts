@@ -165,12 +165,12 @@ export async function remainingCatalogueCapacity(
   return { remaining: Math.max(0, max - current), max, plan };
 }
 
-/** Trainings allowed today: the plan's trainingsPerDay, capped by the operator's TRAININGS_PER_DAY. */
+/** Trainings allowed today: the plan's trainingsPerDay (TRAININGS_PER_DAY already applied to the table). */
 export function trainingsPerDayOf(
-  deps: { readonly plans: Readonly<PlanTableType>; readonly config: Config },
+  deps: { readonly plans: Readonly<PlanTableType> },
   tenant: Pick<TenantContext, "account">,
 ): number {
-  return Math.min(effectivePlan(deps, tenant.account).limits.trainingsPerDay, deps.config.trainingsPerDay);
+  return effectivePlan(deps, tenant.account).limits.trainingsPerDay;
 }
 
 /**
