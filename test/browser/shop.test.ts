@@ -60,6 +60,7 @@ const modesPage = () => `<!doctype html>
   <div data-recs="cart" data-user="${tenant.user}" data-cart="demo-p-0001,demo-p-0002"></div>
   <div data-recs="checkout" data-user="${tenant.user}" data-order-value="120"></div>
   <div data-recs="personalized" data-user="${tenant.user}" data-limit="6"></div>
+  <div data-recs="personalized" data-user="${tenant.user}"></div>
 </body></html>`;
 
 /** A page with the typed client as a module; the test drives it through `window.run`. */
@@ -314,7 +315,7 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
 
   test("renders every mode (homepage, product-page, cart, checkout, personalized) with its own title and limit", async () => {
     const { page, warnings } = await openPage(`${shop.origin}/modes`, { width: 1280, height: 800 });
-    await page.waitForFunction(() => document.querySelectorAll(".recs-widget").length === 5, undefined, {
+    await page.waitForFunction(() => document.querySelectorAll(".recs-widget").length === 6, undefined, {
       timeout: 20_000,
     });
     const shown = await page.$$eval("[data-recs]", (elements) =>
@@ -335,6 +336,8 @@ describe.skipIf(skipReason !== undefined)("the widget in Chromium", () => {
     expect(shown[1]!.products).not.toContain("demo-p-0001");
     expect(shown[2]!.products).not.toContain("demo-p-0002");
     expect(shown[4]!.items).toBe(6);
+    // Without data-limit a personalised row shows 12, not the route's page of 100.
+    expect(shown[5]!.items).toBe(12);
     // Four checkout cards fit a desktop row: no arrows that would move nothing.
     expect(shown[3]!.items).toBeLessThanOrEqual(4);
     expect(await page.isVisible('[data-recs="checkout"] .recs-nav')).toBe(false);

@@ -21,6 +21,29 @@ describe("personalised query validation", () => {
     }
   });
 
+  test("a page defaults to 100 items; skip runs from 0 to 2^31-1, beyond it 422 naming skip", async () => {
+    const ctx = await sharedTestContext();
+    const { tenant } = await createShop(ctx, catalogue(30));
+    const page = await ctx.request("POST", PATH, { apiKey: tenant.apiKey, body: { external_user_id: "u" } });
+    expect(page.status).toBe(200);
+    expect(page.body.limit).toBe(100);
+    expect(page.body.items).toHaveLength(30);
+    const last = await ctx.request("POST", PATH, {
+      apiKey: tenant.apiKey,
+      body: { external_user_id: "u", skip: 2 ** 31 - 1 },
+    });
+    expect(last.status).toBe(200);
+    expect(last.body.items).toEqual([]);
+    for (const skip of [2 ** 31, 3_000_000_000, -1]) {
+      const res = await ctx.request("POST", PATH, {
+        apiKey: tenant.apiKey,
+        body: { external_user_id: "u", skip },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([["body", "skip"]]);
+    }
+  });
+
   test("bad filters are 422 naming the condition", async () => {
     const ctx = await sharedTestContext();
     const { tenant } = await createShop(ctx, catalogue(2));

@@ -1,8 +1,8 @@
 import { t } from "elysia";
 import { JsonInteger, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { MAX_INT32 } from "../../http/validation-issues";
 
-/** Page sizes: the personalised query defaults to 20 (a feed page); listings default to the spec's 100. */
-export const QUERY_DEFAULT_LIMIT = 20;
+/** Page sizes default to the specification's 100 ("other list limit", section 8). */
 export const LISTING_DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 
@@ -82,8 +82,8 @@ export const PersonalizedQuery = t.Object(
     model_variant: t.Optional(ModelVariant),
     strategy: t.Optional(Strategy),
     include_explanation: t.Optional(t.Boolean()),
-    limit: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_LIMIT, default: QUERY_DEFAULT_LIMIT })),
-    skip: t.Optional(JsonInteger({ minimum: 0, default: 0 })),
+    limit: t.Optional(JsonInteger({ minimum: 1, maximum: MAX_LIMIT, default: LISTING_DEFAULT_LIMIT })),
+    skip: t.Optional(JsonInteger({ minimum: 0, maximum: MAX_INT32, default: 0 })),
     context: t.Optional(QueryContext),
     filters: t.Optional(FilterGroup),
   },

@@ -96,7 +96,8 @@ function requestFor(element: HTMLElement, mode: Mode, user: string): { path: str
     case "homepage":
       return { path: `${RECS}/ecommerce/homepage`, body };
     case "personalized":
-      return { path: `${RECS}/personalized/query`, body };
+      // The route's own default page is 100; a widget shows a row, as the homepage preset's 12.
+      return { path: `${RECS}/personalized/query`, body: { limit: 12, ...body } };
     case "product-page":
       if (!data.product) throw new Error('data-recs="product-page" needs data-product');
       query.set("current_product_id", data.product);

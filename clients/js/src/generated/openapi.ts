@@ -12003,7 +12003,7 @@ export interface operations {
                         logic?: "and" | "or";
                     };
                     include_explanation?: boolean;
-                    /** @default 20 */
+                    /** @default 100 */
                     limit?: number;
                     /** @enum {string} */
                     model_variant?: "standard" | "diverse";

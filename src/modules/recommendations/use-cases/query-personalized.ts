@@ -8,7 +8,7 @@ import { explanationLevelFor, sourceLabels } from "../ranking/rank-items";
 import type { RankPlan } from "../ranking/rank-plan";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
-import { type PersonalizedQuery, QUERY_DEFAULT_LIMIT, type RecommendationPage } from "../schemas";
+import { LISTING_DEFAULT_LIMIT, type PersonalizedQuery, type RecommendationPage } from "../schemas";
 import type { UserHistory } from "../serving/history-cache";
 import { cachedPlannedPage, PageCache } from "../serving/page-cache";
 import type { RecommendationService } from "../serving/service";
@@ -77,7 +77,7 @@ function answer(
     `${explanation}|${requestKey(input, daypart)}`,
   );
   const inputs = { history, view, tuning: service.tuning };
-  const limit = input.limit ?? QUERY_DEFAULT_LIMIT;
+  const limit = input.limit ?? LISTING_DEFAULT_LIMIT;
   const skip = input.skip ?? 0;
   const plan = (): RankPlan => {
     const predicate = compileFilters(input.filters, table, attributes);
