@@ -45,14 +45,19 @@ describe("recommendations with a trained model", () => {
         body: { external_user_id: user, limit: 8 },
       },
       { path: "/api/v1/recommendations/ecommerce/checkout", body: { external_user_id: user, limit: 4 } },
+      {
+        path: "/api/v1/recommendations/products/external/p-1-0/similar?limit=5&include_explanation=true&explanation_level=detailed",
+        body: undefined,
+      },
     ];
     const secretSentences: string[] = [];
     for (const { path, body } of calls) {
+      const method = body === undefined ? "GET" : "POST";
       // The secret call first: its page is cached, and must not be served to the publishable key.
-      const full = await ctx.request("POST", path, { apiKey: tenant.apiKey, body });
+      const full = await ctx.request(method, path, { apiKey: tenant.apiKey, body });
       expect(full.status).toBe(200);
       secretSentences.push(...full.body.items.map((i: { explanation: string }) => i.explanation));
-      const generic = await ctx.request("POST", path, {
+      const generic = await ctx.request(method, path, {
         apiKey: publishable.apiKey,
         body,
         headers: { origin: ALLOWED_ORIGIN },

@@ -4,7 +4,7 @@ import { notFound } from "../../../shared/errors";
 import type { Assignment, RunningExperiments } from "../../experiments/running";
 import { productLookupQuery } from "../../products/queries";
 import { rank, searchesAhead } from "../ranking/rank";
-import { sourceLabels } from "../ranking/rank-items";
+import { explanationLevelFor, sourceLabels } from "../ranking/rank-items";
 import type { ExplanationLevel, RankPlan } from "../ranking/rank-plan";
 import type { RespondDeps } from "../respond";
 import { answerLabels, renderPage, respond } from "../respond";
@@ -95,11 +95,14 @@ function answer(
   const modelVersion = view.snapshot?.version ?? null;
   // Not keyed by the end user: the listing is everyone's (the user only picks the arm, hence the model).
   const { externalUserId: _, ...request } = input;
+  // Publishable-key calls get generic reasons whatever level they asked for, and share a page with those.
+  const explanation =
+    input.includeExplanation === true ? explanationLevelFor(ctx, input.explanationLevel ?? "simple") : null;
   const key = PageCache.key(
     ctx.accountId,
     "",
     ENDPOINT,
-    `${view.snapshot?.modelId}|${JSON.stringify(request)}`,
+    `${view.snapshot?.modelId}|${explanation}|${JSON.stringify(request)}`,
   );
   const inputs = { history: null, view, tuning: service.tuning };
   const skip = input.skip ?? 0;
@@ -120,7 +123,7 @@ function answer(
     maxPrice: null,
     skip,
     limit,
-    explanation: input.includeExplanation === true ? (input.explanationLevel ?? "simple") : null,
+    explanation,
     require: "similar",
     label: { ...sourceLabels("hybrid"), trend: "similar" },
     tuning: service.tuning,
