@@ -23,12 +23,21 @@ describe("sign-up throttle (SIGNUP_LIMIT_PER_HOUR)", () => {
 
   test("a client past the hourly limit gets 429 RATE_LIMITED with Retry-After; another client is not affected", async () => {
     const a = { "x-forwarded-for": "198.51.100.10" };
-    for (let i = 0; i < 3; i++) expect((await register(ctx, a)).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const accepted = await register(ctx, a);
+      expect(accepted.status).toBe(200);
+      expect(accepted.headers.get("x-ratelimit-limit")).toBe("3");
+      expect(accepted.headers.get("x-ratelimit-remaining")).toBe(String(2 - i));
+      expect(Number(accepted.headers.get("x-ratelimit-reset"))).toBeGreaterThan(0);
+    }
     const refused = await register(ctx, a);
     expect(refused.status).toBe(429);
     expect(refused.body.errorCode).toBe("RATE_LIMITED");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(3600);
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("3");
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(refused.headers.get("x-ratelimit-reset")).toBe(refused.headers.get("retry-after"));
     expect((await register(ctx, { "x-forwarded-for": "198.51.100.11" })).status).toBe(200);
   });
 

@@ -43,6 +43,8 @@ describe("login throttling on Redis (REDIS_URL set)", () => {
       expect(blocked.status).toBe(429);
       expect(blocked.body.errorCode).toBe("RATE_LIMITED");
       expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(blocked.headers.get("x-ratelimit-limit")).toBe("5");
+      expect(blocked.headers.get("x-ratelimit-remaining")).toBe("0");
     }
     expect((await login(a, tenant.email, tenant.password, "10.9.0.3")).status).toBe(200);
   });

@@ -57,6 +57,10 @@ describe("POST /api/v1/auth/token", () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.errorCode).toBe("RATE_LIMITED");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The window that refused it: five attempts per e-mail and client.
+    expect(blocked.headers.get("x-ratelimit-limit")).toBe("5");
+    expect(blocked.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(blocked.headers.get("x-ratelimit-reset")).toBe(blocked.headers.get("retry-after"));
     const owner = await ctx.request("POST", "/api/v1/auth/token", {
       body: { email: tenant.email, password: tenant.password },
       headers: { "x-forwarded-for": "10.200.0.1" },

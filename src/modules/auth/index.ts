@@ -50,8 +50,13 @@ function authRoutes(deps: AppDeps) {
     .use(authPlugin(deps))
     .post(
       "/register",
-      ({ body, request, server }) =>
-        registerAccount({ deps, input: body, client: clientIp(request, server, deps.config.trustProxy) }),
+      ({ body, request, server, set }) =>
+        registerAccount({
+          deps,
+          input: body,
+          client: clientIp(request, server, deps.config.trustProxy),
+          limitHeaders: (headers) => Object.assign(set.headers, headers),
+        }),
       {
         body: RegisterBody,
         response: { 200: RegisterResponse },

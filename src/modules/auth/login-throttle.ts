@@ -9,7 +9,7 @@
  */
 export type LoginReservation =
   | { readonly allowed: true; readonly id: string; readonly at: number }
-  | { readonly allowed: false; readonly retryAfter: number };
+  | { readonly allowed: false; readonly retryAfter: number; readonly limit: number };
 
 export interface LoginThrottle {
   /** Counts one attempt against every window, or none when one of them is full (then: seconds to wait). */
@@ -62,14 +62,16 @@ export class MemoryLoginThrottle implements LoginThrottle {
     const now = this.now();
     const windows = throttleKeys(email, client, this.limits);
     let wait = 0;
+    let blocking = 0;
     for (const { key, limit } of windows) {
       const list = this.recent(key, now);
       if (list.length >= limit) {
         const oldest = list[list.length - limit]?.at ?? now;
-        wait = Math.max(wait, secondsUntilBelow(oldest, this.limits.windowMs, now));
+        const seconds = secondsUntilBelow(oldest, this.limits.windowMs, now);
+        if (seconds > wait) [wait, blocking] = [seconds, limit];
       }
     }
-    if (wait > 0) return { allowed: false, retryAfter: wait };
+    if (wait > 0) return { allowed: false, retryAfter: wait, limit: blocking };
     const id = crypto.randomUUID();
     for (const { key } of windows) {
       const list = this.recent(key, now);

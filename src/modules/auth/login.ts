@@ -27,7 +27,12 @@ export async function loginUser({
   const reservation = await deps.identity.loginThrottle.reserve(email, client);
   if (!reservation.allowed) {
     throw new AppError("RATE_LIMITED", "Too many failed login attempts; try again later", {
-      headers: { "retry-after": String(reservation.retryAfter) },
+      headers: {
+        "retry-after": String(reservation.retryAfter),
+        "x-ratelimit-limit": String(reservation.limit),
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": String(reservation.retryAfter),
+      },
     });
   }
   const [user] = await deps.database.db

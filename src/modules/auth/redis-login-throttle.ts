@@ -18,13 +18,15 @@ import {
 } from "./login-throttle";
 
 /**
- * KEYS: the windows. ARGV: now, window ms, member, then one limit per key. Answers 0 when the attempt was
- * recorded in every window, else the time (ms) of the oldest attempt that must leave the fullest window.
+ * KEYS: the windows. ARGV: now, window ms, member, then one limit per key. Answers '0' when the attempt was
+ * recorded in every window, else "<time (ms) of the oldest attempt that must leave the window that blocks
+ * longest>:<that window's limit>".
  */
 const RESERVE_SCRIPT = `
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local blockedUntil = 0
+local blockingLimit = 0
 for i = 1, #KEYS do
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
   local limit = tonumber(ARGV[3 + i])
@@ -32,10 +34,13 @@ for i = 1, #KEYS do
   if count >= limit then
     local oldest = redis.call('ZRANGE', KEYS[i], count - limit, count - limit, 'WITHSCORES')
     local at = tonumber(oldest[2])
-    if at > blockedUntil then blockedUntil = at end
+    if at > blockedUntil then
+      blockedUntil = at
+      blockingLimit = limit
+    end
   end
 end
-if blockedUntil > 0 then return tostring(blockedUntil) end
+if blockedUntil > 0 then return tostring(blockedUntil) .. ':' .. tostring(blockingLimit) end
 for i = 1, #KEYS do
   redis.call('ZADD', KEYS[i], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[i], window)
@@ -96,9 +101,10 @@ export class RedisLoginThrottle implements LoginThrottle {
       id,
       ...windows.map(({ limit }) => String(limit)),
     ]);
-    const oldest = Number(reply);
-    if (oldest > 0) {
-      return { allowed: false, retryAfter: secondsUntilBelow(oldest, this.limits.windowMs, now) };
+    const [oldest, limit] = String(reply).split(":").map(Number);
+    if (oldest !== undefined && oldest > 0) {
+      const retryAfter = secondsUntilBelow(oldest, this.limits.windowMs, now);
+      return { allowed: false, retryAfter, limit: limit ?? 0 };
     }
     return { allowed: true, id, at: now };
   }

@@ -30,12 +30,16 @@ export async function registerAccount({
   deps,
   input,
   client,
+  limitHeaders,
 }: {
   deps: RegisterDeps;
   input: RegisterInput;
   client: string;
+  /** Told the sign-up limit's X-RateLimit-* headers for the answer (none when sign-ups are not limited). */
+  limitHeaders?: (headers: Record<string, string>) => void;
 }) {
-  await throttleSignUp(deps, client);
+  const headers = await throttleSignUp(deps, client);
+  if (headers !== undefined) limitHeaders?.(headers);
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
   const key = generateApiKey("secret");
@@ -103,23 +107,28 @@ export async function registerAccount({
   };
 }
 
-async function throttleSignUp(deps: RegisterDeps, client: string): Promise<void> {
+/** Counts the sign-up against its client's hour; answers the X-RateLimit-* headers, or refuses with 429. */
+async function throttleSignUp(
+  deps: RegisterDeps,
+  client: string,
+): Promise<Record<string, string> | undefined> {
   const limit = deps.config.signupLimitPerHour;
-  if (limit === 0) return;
+  if (limit === 0) return undefined;
   const now = Date.now();
   const hour = Math.floor(now / HOUR_MS);
   const decision = await deps.rateLimiter.consume([
     { key: `signup:${client}:${hour}`, limit, resetAt: (hour + 1) * HOUR_MS },
   ]);
-  if (decision.allowed) return;
   const state = decision.rules[0]!;
+  const reset = String(retryAfterSeconds(state, now));
+  const headers = {
+    "x-ratelimit-limit": String(limit),
+    "x-ratelimit-remaining": String(decision.allowed ? state.remaining : 0),
+    "x-ratelimit-reset": reset,
+  };
+  if (decision.allowed) return headers;
   throw new AppError("RATE_LIMITED", `At most ${limit} sign-ups per hour from one address; try again later`, {
-    headers: {
-      "retry-after": String(retryAfterSeconds(state, now)),
-      "x-ratelimit-limit": String(limit),
-      "x-ratelimit-remaining": "0",
-      "x-ratelimit-reset": String(retryAfterSeconds(state, now)),
-    },
+    headers: { "retry-after": reset, ...headers },
   });
 }
 
