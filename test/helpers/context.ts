@@ -63,9 +63,17 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   };
 }
 
+export interface TestContextOptions extends Pick<CreateDepsOptions, "servingTuning"> {
+  /**
+   * On Postgres, a database of its own: for tests of work that reaches every account of the database (a
+   * sweep over all accounts), which must not act on other contexts' accounts or count them.
+   */
+  readonly ownDatabase?: boolean;
+}
+
 export async function createTestContext(
   env: Record<string, string> = {},
-  options: Pick<CreateDepsOptions, "servingTuning"> = {},
+  { ownDatabase = false, ...options }: TestContextOptions = {},
 ): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
   // Removed on close, or after the run for contexts never closed (the shared one).
@@ -73,7 +81,7 @@ export async function createTestContext(
   // A context with a payment provider of its own gets its own database too: on a shared one, another
   // context's billing sweepers (another provider's) would act on its subscriptions, which no deployment has.
   const own =
-    usingPostgres() && (env.PLANS_FILE !== undefined || env.PAYMENT_PROVIDER === "mercadopago")
+    usingPostgres() && (ownDatabase || env.PLANS_FILE !== undefined || env.PAYMENT_PROVIDER === "mercadopago")
       ? await isolatedDatabase()
       : undefined;
   const config = loadConfig({
