@@ -48,6 +48,12 @@ export interface Config {
   readonly trustProxy: TrustProxy | undefined;
   /** A cap on every plan's trainingsPerDay (TRAININGS_PER_DAY); unset, the plan table alone decides. */
   readonly trainingsPerDay: number | undefined;
+  /**
+   * The retraining the service starts after end-user erasures: how often it looks for accounts due
+   * (ERASURE_RETRAIN_SWEEP_SECONDS) and how long after an account's latest erasure it waits
+   * (ERASURE_RETRAIN_DEBOUNCE_SECONDS). Both at most 6 hours, so a model is retrained well within 24.
+   */
+  readonly erasureRetraining: { readonly sweepSeconds: number; readonly debounceSeconds: number };
   /** Number of background job workers in this process (JOB_CONCURRENCY); 0 disables the job runner. */
   readonly jobConcurrency: number;
   /** Records per bulk-ingestion chunk, each chunk one transaction (INGESTION_CHUNK_SIZE). */
@@ -204,6 +210,20 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     trustProxy: parseTrustProxy(read("TRUST_PROXY")),
     trainingsPerDay: optionalInteger("TRAININGS_PER_DAY", read("TRAININGS_PER_DAY"), 1, 100000),
+    erasureRetraining: Object.freeze({
+      sweepSeconds: parseInteger(
+        "ERASURE_RETRAIN_SWEEP_SECONDS",
+        read("ERASURE_RETRAIN_SWEEP_SECONDS") ?? "600",
+        10,
+        MAX_ERASURE_RETRAIN_WAIT_SECONDS,
+      ),
+      debounceSeconds: parseInteger(
+        "ERASURE_RETRAIN_DEBOUNCE_SECONDS",
+        read("ERASURE_RETRAIN_DEBOUNCE_SECONDS") ?? "900",
+        0,
+        MAX_ERASURE_RETRAIN_WAIT_SECONDS,
+      ),
+    }),
     jobConcurrency: parseInteger("JOB_CONCURRENCY", read("JOB_CONCURRENCY") ?? "1", 0, 64),
     ingestionChunkSize: parseInteger("INGESTION_CHUNK_SIZE", read("INGESTION_CHUNK_SIZE") ?? "1000", 1, 5000),
     snapshotCacheMb: parseInteger("SNAPSHOT_CACHE_MB", read("SNAPSHOT_CACHE_MB") ?? "1024", 1, 1_048_576),
@@ -216,6 +236,8 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 const MAX_WORKERS = 256;
+/** Sweep interval and debounce together leave more than half of the contract's 24 hours to the training. */
+const MAX_ERASURE_RETRAIN_WAIT_SECONDS = 6 * 3600;
 
 /**
  * The native-kernel settings alone: `--self-check` reports on the kernels without the rest of the config

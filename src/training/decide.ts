@@ -2,7 +2,9 @@
  * Whether a new model replaces the published one. An account's first model is always published; after
  * that a model must be at least as good on NDCG@10 as the published model on the same hold-out: the
  * published configuration refit on the new run's training part (or the same figure when both runs chose
- * one configuration). Only when that was impossible is the published model's stored figure used.
+ * one configuration). Only when that was impossible is the published model's stored figure used. A model
+ * trained after end users were erased replaces one trained before, whatever the figures: the erased end
+ * users' interactions must stop shaping what is served.
  */
 import type { BaselineOutcome, RankingFigures } from "./worker-protocol";
 
@@ -26,6 +28,8 @@ export interface SameHoldoutBaseline {
 export interface PublishedModel {
   id: number;
   metrics: Record<string, unknown>;
+  /** The account's erasure count its training read before loading its data (absent: 0). */
+  erasuresSeen?: number;
 }
 
 /** Rounding noise between two float evaluations must not make an equal model "worse". */
@@ -35,6 +39,7 @@ export function decidePublication(
   current: PublishedModel | undefined,
   metrics: RankingFigures,
   baseline: SameHoldoutBaseline = { outcome: null, metrics: null },
+  erasuresSeen = 0,
 ): PublicationDecision {
   const newNdcgAt10 = metrics.ndcgAt10;
   if (current === undefined) {
@@ -75,6 +80,17 @@ export function decidePublication(
       ? " (same configuration as the new model, so the same figure on the same hold-out)"
       : " (its configuration refit on the same training split, same hold-out)"
     : ` (stored figure from its own hold-out: ${fallbackWhy(current.id, outcome)})`;
+  const fmt = (x: number | null) => (x === null ? "not evaluated" : x.toFixed(4));
+  if (erasuresSeen > (current.erasuresSeen ?? 0)) {
+    return {
+      ...base,
+      published: true,
+      reason:
+        `Model ${current.id} was trained on interactions of end users erased since; this model, trained ` +
+        `without them, is published whatever its figures (NDCG@10 ${fmt(newNdcgAt10)}, model ` +
+        `${current.id} ${fmt(publishedNdcgAt10)}${how})`,
+    };
+  }
   if (newNdcgAt10 === null && publishedNdcgAt10 === null) {
     return {
       ...base,
@@ -97,7 +113,6 @@ export function decidePublication(
       reason: `Model ${current.id} has no evaluation to compare with; the evaluated new model is published`,
     };
   }
-  const fmt = (x: number) => x.toFixed(4);
   if (newNdcgAt10 + TOLERANCE >= publishedNdcgAt10) {
     return {
       ...base,

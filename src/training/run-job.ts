@@ -8,7 +8,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
-import { models, trainingJobs } from "../db/schema";
+import { endUserErasures, models, trainingJobs } from "../db/schema";
 import type { Metrics } from "../http/metrics";
 import type { ClaimedJob } from "../jobs/row-queue";
 import type { JobRunContext } from "../jobs/runner";
@@ -19,7 +19,8 @@ import type { SnapshotRegistry } from "../snapshots/registry";
 import { toEngineOptions } from "./engine-api";
 import { loadTrainingData } from "./load-data";
 import { ProgressWriter } from "./progress";
-import { ClaimLostError, storeModel } from "./store-model";
+import { STARTED_BY_ERASURE } from "./started-by";
+import { ClaimLostError, lockModelPublication, storeModel } from "./store-model";
 import {
   TrainingAbortedError,
   TrainingClaimLostError,
@@ -72,7 +73,7 @@ export async function runTrainingJob(
   const log = deps.logger.child({ trainingJobId: job.id, accountId: job.accountId });
   const progress = new ProgressWriter(database, job.id, context.workerId);
   const [row] = await database.db
-    .select({ options: trainingJobs.options })
+    .select({ options: trainingJobs.options, startedBy: trainingJobs.startedBy })
     .from(trainingJobs)
     .where(and(eq(trainingJobs.id, job.id), eq(trainingJobs.accountId, job.accountId)));
   if (row === undefined) return;
@@ -86,6 +87,12 @@ export async function runTrainingJob(
     .where(and(eq(models.accountId, job.accountId), eq(models.isPublished, true)))
     .orderBy(desc(models.id))
     .limit(1);
+  // Read before the data: an erasure counted here committed before the load began, so the load cannot see
+  // its end user's interactions; one that commits later counts past what the model records, and the
+  // model is retrained (src/modules/training/erasure-retraining.ts).
+  const erasuresSeen = await erasureCount(database, job.accountId);
+  const fail = (reason: string) =>
+    failJob(deps, job, context, { reason, startedBy: row.startedBy, erasuresSeen });
 
   // On Postgres the worker reads the data itself, on a connection of its own: hundreds of thousands of rows
   // are then received and converted off this thread. PGlite runs on this thread, so there the rows are read
@@ -99,16 +106,21 @@ export async function runTrainingJob(
       load: { databaseUrl: deps.databaseUrl, accountId: job.accountId },
       // The worker stores the run on its connection too: the artifact's chunks are encoded for the wire
       // there (a 200 MB artifact took seconds of this thread's time as hex-encoded parameters).
-      store: { jobId: job.id, workerId: context.workerId, artifactDir: deps.artifacts?.dir ?? null },
+      store: {
+        jobId: job.id,
+        workerId: context.workerId,
+        artifactDir: deps.artifacts?.dir ?? null,
+        erasuresSeen,
+      },
     };
   } else {
     const data = await loadTrainingData(database, job.accountId, onLoading);
     if (context.signal.aborted) return;
     if (data.productIds.length === 0) {
-      return failJob(deps, job, context, "The account has no products to train on");
+      return fail("The account has no products to train on");
     }
     if (data.events.user.length === 0) {
-      return failJob(deps, job, context, "The account has no interactions with current products to train on");
+      return fail("The account has no interactions with current products to train on");
     }
     const { events, items, ...rest } = data;
     input = { events, items };
@@ -149,7 +161,7 @@ export async function runTrainingJob(
   } catch (error) {
     if (staging !== null) await files?.discard(staging);
     if (error instanceof TrainingAbortedError) return;
-    if (error instanceof TrainingDataError) return failJob(deps, job, context, error.message);
+    if (error instanceof TrainingDataError) return fail(error.message);
     if (error instanceof TrainingClaimLostError) {
       log.warn("training finished after its claim was lost; result discarded");
       return;
@@ -172,7 +184,15 @@ export async function runTrainingJob(
     try {
       const { modelId, decision } = await storeModel(
         database,
-        { jobId: job.id, accountId: job.accountId, workerId: context.workerId, artifact, result, counts },
+        {
+          jobId: job.id,
+          accountId: job.accountId,
+          workerId: context.workerId,
+          artifact,
+          result,
+          counts,
+          erasuresSeen,
+        },
         files,
       );
       stored = { modelId, published: decision.published, reason: decision.reason };
@@ -221,15 +241,68 @@ async function announce(
   }
 }
 
+async function erasureCount(database: Database, accountId: number): Promise<number> {
+  const [row] = await database.db
+    .select({ erasures: endUserErasures.erasures })
+    .from(endUserErasures)
+    .where(eq(endUserErasures.accountId, accountId));
+  return row?.erasures ?? 0;
+}
+
+interface Failure {
+  readonly reason: string;
+  readonly startedBy: string;
+  readonly erasuresSeen: number;
+}
+
+/**
+ * Fails a job whose data cannot be trained on. When the published model was trained before end users were
+ * erased that this run's data no longer holds, no model can replace it, so it stops serving (the account is
+ * answered as one without a model) rather than keep serving the erased users' interactions.
+ */
 async function failJob(
   deps: TrainingDeps,
   job: ClaimedJob,
   context: JobRunContext,
-  reason: string,
+  failure: Failure,
 ): Promise<void> {
   deps.metrics?.trainingFailed();
-  await deps.database.rows(sql`
-    update training_jobs set status = 'failed', error = ${reason}, stage = 'failed', claimed_by = null,
-      heartbeat_at = null, finished_at = now()
-    where id = ${job.id} and claimed_by = ${context.workerId} and status = 'running'`);
+  const reason =
+    failure.startedBy === STARTED_BY_ERASURE
+      ? `Retraining after end-user erasures: ${failure.reason}`
+      : failure.reason;
+  const { database } = deps;
+  const withdrawn = await database.db.transaction(async (tx) => {
+    await lockModelPublication(tx, job.accountId);
+    const failed = await database.rows(
+      sql`
+      update training_jobs set status = 'failed', error = ${reason}, stage = 'failed', claimed_by = null,
+        heartbeat_at = null, finished_at = now()
+      where id = ${job.id} and claimed_by = ${context.workerId} and status = 'running'
+      returning id`,
+      tx,
+    );
+    if (failed.length === 0) return [];
+    return database.rows<{ id: number }>(
+      sql`
+      update models set is_published = false
+      where account_id = ${job.accountId} and is_published and erasures_seen < ${failure.erasuresSeen}
+      returning id`,
+      tx,
+    );
+  });
+  if (withdrawn.length === 0) return;
+  deps.logger.warn(
+    "published model withdrawn: trained before end-user erasures, and no model can replace it",
+    {
+      accountId: job.accountId,
+      modelId: Number(withdrawn[0]!.id),
+      trainingJobId: job.id,
+    },
+  );
+  const event: ModelPublishedEvent = { accountId: job.accountId, modelId: null };
+  void deps.snapshots.onModelPublished(event);
+  await database.notify(MODEL_PUBLISHED_CHANNEL, JSON.stringify(event)).catch((error: unknown) => {
+    deps.logger.warn("could not NOTIFY the withdrawal", { error, accountId: job.accountId });
+  });
 }

@@ -25,6 +25,8 @@ export interface StoreModelInput {
   artifact: StagedArtifact;
   result: TrainResult;
   counts: { users: number; items: number; interactions: number };
+  /** The account's erasure count read before the run loaded its data (see decide.ts). */
+  erasuresSeen: number;
 }
 
 /**
@@ -79,15 +81,17 @@ async function storeInTransaction(
   return database.db.transaction(async (tx) => {
     await lockModelPublication(tx, accountId);
     const [current] = await tx
-      .select({ id: models.id, metrics: models.metrics })
+      .select({ id: models.id, metrics: models.metrics, erasuresSeen: models.erasuresSeen })
       .from(models)
       .where(and(eq(models.accountId, accountId), eq(models.isPublished, true)))
       .orderBy(desc(models.id))
       .limit(1);
-    const decision = decidePublication(current, result.metrics, {
-      outcome: result.baseline,
-      metrics: result.baselineMetrics,
-    });
+    const decision = decidePublication(
+      current,
+      result.metrics,
+      { outcome: result.baseline, metrics: result.baselineMetrics },
+      input.erasuresSeen,
+    );
     const [next] = await database.rows<{ version: number }>(
       sql`select coalesce(max(version), 0)::int + 1 as version from models where account_id = ${accountId}`,
       tx,
@@ -104,6 +108,7 @@ async function storeInTransaction(
         metrics: metricsRecord(result.metrics),
         isPublished: decision.published,
         artifactBytes: input.artifact.length,
+        erasuresSeen: input.erasuresSeen,
       })
       .returning({ id: models.id });
     const modelId = model!.id;

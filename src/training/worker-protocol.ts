@@ -43,6 +43,8 @@ export interface StoreOrder {
   readonly workerId: string;
   /** Where the process keeps local copies of artifacts (the staged file is renamed there); null: none. */
   readonly artifactDir: string | null;
+  /** The account's erasure count read before the data was (see store-model.ts). */
+  readonly erasuresSeen: number;
 }
 
 /** A run stored by the worker (see StoreOrder). */

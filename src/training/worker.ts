@@ -192,6 +192,7 @@ async function store(
         artifact: { bytes, length: bytes.length, path: files === undefined ? null : path },
         result,
         counts,
+        erasuresSeen: order.erasuresSeen,
       },
       files,
     );

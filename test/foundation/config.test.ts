@@ -41,7 +41,17 @@ describe("settings", () => {
       join(dir, "t.jsonl"),
     );
     expect(config.nativeKernels).toEqual({ enabled: true, compiler: "cc" });
+    expect(config.erasureRetraining).toEqual({ sweepSeconds: 600, debounceSeconds: 900 });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test("the erasure retraining sweep and debounce are set in seconds; a debounce of 0 retrains at the next sweep", () => {
+    const config = loadConfig({
+      ...base,
+      ERASURE_RETRAIN_SWEEP_SECONDS: "60",
+      ERASURE_RETRAIN_DEBOUNCE_SECONDS: "0",
+    });
+    expect(config.erasureRetraining).toEqual({ sweepSeconds: 60, debounceSeconds: 0 });
   });
 
   test("RECSYS_NATIVE=0 turns the C kernels off and CC names their compiler", () => {
@@ -80,6 +90,10 @@ describe("settings", () => {
     ["TRAININGS_PER_DAY", { TRAININGS_PER_DAY: "0" }],
     ["DATA_DIR", { DATA_DIR: join(aFile, "inside-a-file") }],
     ["RECSYS_NATIVE", { RECSYS_NATIVE: "yes" }],
+    ["ERASURE_RETRAIN_SWEEP_SECONDS", { ERASURE_RETRAIN_SWEEP_SECONDS: "5" }],
+    ["ERASURE_RETRAIN_SWEEP_SECONDS", { ERASURE_RETRAIN_SWEEP_SECONDS: "ten minutes" }],
+    ["ERASURE_RETRAIN_DEBOUNCE_SECONDS", { ERASURE_RETRAIN_DEBOUNCE_SECONDS: "86400" }],
+    ["ERASURE_RETRAIN_DEBOUNCE_SECONDS", { ERASURE_RETRAIN_DEBOUNCE_SECONDS: "-1" }],
   ];
   for (const [setting, env] of bad) {
     test(`a bad ${setting} (${JSON.stringify(env).replaceAll(dir, "…")}) stops start-up naming ${setting}`, () => {

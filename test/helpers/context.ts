@@ -63,9 +63,17 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   };
 }
 
+export interface TestContextOptions extends Pick<CreateDepsOptions, "servingTuning"> {
+  /**
+   * On Postgres, a database of its own: for tests of work that reaches every account of the database (a
+   * sweep over all accounts), which must not act on other contexts' accounts or count them.
+   */
+  readonly ownDatabase?: boolean;
+}
+
 export async function createTestContext(
   env: Record<string, string> = {},
-  options: Pick<CreateDepsOptions, "servingTuning"> = {},
+  { ownDatabase = false, ...options }: TestContextOptions = {},
 ): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), "rs-test-"));
   // Removed on close, or after the run for contexts never closed (the shared one).
@@ -73,7 +81,7 @@ export async function createTestContext(
   // A context with a payment provider of its own gets its own database too: on a shared one, another
   // context's billing sweepers (another provider's) would act on its subscriptions, which no deployment has.
   const own =
-    usingPostgres() && (env.PLANS_FILE !== undefined || env.PAYMENT_PROVIDER === "mercadopago")
+    usingPostgres() && (ownDatabase || env.PLANS_FILE !== undefined || env.PAYMENT_PROVIDER === "mercadopago")
       ? await isolatedDatabase()
       : undefined;
   const config = loadConfig({
@@ -85,6 +93,9 @@ export async function createTestContext(
     // the sign-up limit and of X-Forwarded-For handling set these themselves.
     SIGNUP_LIMIT_PER_HOUR: "0",
     TRUST_PROXY: "1",
+    // The erasure-retraining sweep's timer stays out of the way of a run (its test calls the sweep itself):
+    // on a shared database it would otherwise retrain other files' accounts mid-test.
+    ERASURE_RETRAIN_SWEEP_SECONDS: "21600",
     ...(usingPostgres() ? { DATABASE_URL: own?.url ?? process.env.TEST_DATABASE_URL } : {}),
     ...env,
   });

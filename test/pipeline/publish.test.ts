@@ -107,6 +107,30 @@ describe("publication rule (decidePublication)", () => {
     expect(decidePublication({ id: 1, metrics: { ndcgAt10: null } }, figures(0.1)).published).toBe(true);
     expect(decidePublication({ id: 1, metrics: { ndcgAt10: null } }, figures(null)).published).toBe(true);
   });
+
+  test("a model trained after end users were erased replaces one trained before, whatever the figures", () => {
+    const current = { id: 7, metrics: { ndcgAt10: 0.3 }, erasuresSeen: 2 };
+    const refit = {
+      outcome: { modelId: 7, method: "refit-on-same-split" as const, note: null },
+      metrics: figures(0.3),
+    };
+    const worse = decidePublication(current, figures(0.2), refit, 3);
+    expect(worse).toMatchObject({
+      published: true,
+      comparedOn: "same-holdout",
+      newNdcgAt10: 0.2,
+      publishedNdcgAt10: 0.3,
+      previousModelId: 7,
+    });
+    expect(worse.reason).toContain("erased");
+    expect(decidePublication(current, figures(null), refit, 3).published).toBe(true);
+    // The same erasures seen by both: the figures decide.
+    expect(decidePublication(current, figures(0.2), refit, 2).published).toBe(false);
+    // A model stored before erasures were counted saw none.
+    expect(decidePublication({ id: 7, metrics: { ndcgAt10: 0.3 } }, figures(0.2), refit, 1).published).toBe(
+      true,
+    );
+  });
 });
 
 describe("publication through the API", () => {

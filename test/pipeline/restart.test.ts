@@ -196,6 +196,7 @@ describe("claims", () => {
         workerId: "worker-old",
         artifact: { bytes: new Uint8Array(16), length: 16, path: null },
         counts: { users: 1, items: 1, interactions: 1 },
+        erasuresSeen: 0,
         result: {
           type: "done",
           engineBytes: null,

@@ -75,6 +75,17 @@ export const endUsers = pgTable(
   ],
 );
 
+/**
+ * Per account: how many end users with interactions have been erased, and when the latest was. Every model
+ * records the count its training saw (models.erasures_seen), so a published model trained on data erased
+ * since is found by comparing the two (see src/modules/training/erasure-retraining.ts).
+ */
+export const endUserErasures = pgTable("end_user_erasures", {
+  accountId: accountRef().primaryKey(),
+  erasures: integer("erasures").notNull().default(0),
+  lastErasedAt: timestamptz("last_erased_at").notNull(),
+});
+
 const endUserRef = () => bigint("end_user_id", { mode: "number" }).notNull();
 
 /**

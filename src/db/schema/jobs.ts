@@ -10,6 +10,7 @@ import {
   primaryKey,
   serial,
   text,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz } from "./columns";
 import { accounts } from "./identity";
@@ -69,6 +70,8 @@ export const trainingJobs = pgTable(
     taskId: text("task_id").notNull(),
     /** queued | running | completed | failed */
     status: text("status").notNull(),
+    /** customer (the training route, the sandbox quick-start) | erasure (the service, after end-user erasures) */
+    startedBy: text("started_by").notNull().default("customer"),
     progress: integer("progress").notNull().default(0),
     stage: text("stage").notNull().default("queued"),
     options: jsonb("options").$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
@@ -85,6 +88,10 @@ export const trainingJobs = pgTable(
   (t) => [
     index("training_jobs_account_idx").on(t.accountId, t.id),
     index("training_jobs_status_idx").on(t.status, t.id),
+    // At most one retraining after erasures waits or runs per account, whichever process queued it.
+    uniqueIndex("training_jobs_one_erasure_retraining_key")
+      .on(t.accountId)
+      .where(sql`${t.status} in ('queued', 'running') and ${t.startedBy} = 'erasure'`),
   ],
 );
 
@@ -101,6 +108,8 @@ export const models = pgTable(
     metrics: jsonb("metrics").$type<Record<string, unknown>>().notNull(),
     isPublished: boolean("is_published").notNull().default(false),
     artifactBytes: bigint("artifact_bytes", { mode: "number" }).notNull().default(0),
+    /** end_user_erasures.erasures as the training read it before loading its data (0: none yet). */
+    erasuresSeen: integer("erasures_seen").notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [index("models_account_idx").on(t.accountId, t.id)],

@@ -29,6 +29,18 @@ export function erasureStatements(accountId: number, endUserId: number): Record<
 }
 
 /**
+ * Counts the erasure for the account when the end user had interactions, the only data of theirs a model is
+ * trained on: a published model that saw fewer erasures is then retrained by the service
+ * (src/modules/training/erasure-retraining.ts). Inside the erasure's transaction, so the count becomes
+ * visible together with the deletes.
+ */
+export function erasureCountStatement(accountId: number): SQL {
+  return sql`insert into end_user_erasures (account_id, erasures, last_erased_at) values (${accountId}, 1, now())
+    on conflict (account_id) do update
+    set erasures = end_user_erasures.erasures + 1, last_erased_at = excluded.last_erased_at`;
+}
+
+/**
  * Ingestion-job errors name the records they refused: an end user by their external id, an interaction as
  * `{external_user_id}:{external_product_id}`. Erasure removes those entries, and any stored request left
  * on a job that has finished (finished jobs drop theirs; rows of older versions may still hold one).
@@ -49,7 +61,8 @@ export function ingestionScrubStatements(accountId: number, externalId: string):
  * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log, order and
  * attribution of theirs in one transaction, scrubs them from ingestion jobs, then tells every cache (here and in other
  * processes) to forget them. Recommendation logs and attributions still queued in this process are written first, so they
- * are deleted and counted too. The next training reads from the database, so it no longer sees them either.
+ * are deleted and counted too. The next training reads from the database, so it no longer sees them either;
+ * the service starts that training itself when the customer does not (erasure-retraining.ts).
  */
 export async function eraseEndUser({
   ctx,
@@ -90,6 +103,8 @@ export async function eraseEndUser({
     await database.rows(statements.endUser, tx);
     for (const statement of ingestionScrubStatements(accountId, input.externalId))
       await database.rows(statement, tx);
+    // Last: the account's counter row stays locked only until the commit that follows.
+    if (deleted.interactions > 0) await database.rows(erasureCountStatement(accountId), tx);
     return { endUserId: user.id, deleted };
   });
 

@@ -12,6 +12,7 @@ import { AppError } from "../../shared/errors";
 import type { RateLimiter } from "../../shared/rate-limit";
 import { retryAfterSeconds } from "../../shared/rate-limit";
 import type { UsageMeter } from "../../shared/usage-meter";
+import { STARTED_BY_CUSTOMER } from "../../training/started-by";
 import type { PlanEnforcer } from "./enforcer";
 import { effectivePlan } from "./plan-of";
 import type { PlanTableType } from "./schemas";
@@ -187,10 +188,17 @@ export async function assertTrainingAllowed(
   const dayIndex = Math.floor(now / DAY_MS);
   const dayStart = new Date(dayIndex * DAY_MS);
   // Jobs already in the table this day cover what other processes (or this one before a restart) started.
+  // Retrainings the service starts after end-user erasures are its own obligation, never the plan's.
   const [row] = await deps.database.db
     .select({ n: count() })
     .from(trainingJobs)
-    .where(and(eq(trainingJobs.accountId, tenant.accountId), gte(trainingJobs.createdAt, dayStart)));
+    .where(
+      and(
+        eq(trainingJobs.accountId, tenant.accountId),
+        gte(trainingJobs.createdAt, dayStart),
+        eq(trainingJobs.startedBy, STARTED_BY_CUSTOMER),
+      ),
+    );
   const decision = await deps.rateLimiter.consume([
     {
       key: `train:${tenant.accountId}:${dayIndex}`,

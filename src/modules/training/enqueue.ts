@@ -13,6 +13,7 @@ import type { JobRunner } from "../../jobs/runner";
 import type { Logger } from "../../shared/logger";
 import type { RateLimiter } from "../../shared/rate-limit";
 import { TRAINING_JOB_KIND } from "../../training/job-kind";
+import { STARTED_BY_CUSTOMER } from "../../training/started-by";
 import type { PlanEnforcer } from "../plans/enforcer";
 import { assertTrainingAllowed } from "../plans/limits";
 import type { PlanTableType } from "../plans/schemas";
@@ -40,6 +41,7 @@ export async function enqueueTraining(
       accountId: tenant.accountId,
       taskId: randomUUID(),
       status: "queued",
+      startedBy: STARTED_BY_CUSTOMER,
       stage: "queued",
       progress: 0,
       options: { ...options },

@@ -5,6 +5,7 @@ import { ELYSIA_CONFIG } from "../../http/kernel";
 import { trainingJobKind } from "../../training/job-kind";
 import type { ServiceModule } from "../module";
 import { enqueueTraining } from "./enqueue";
+import { ErasureRetrainingSweep } from "./erasure-retraining";
 import { getTrainingJob } from "./get-job";
 import { getPipelineStatus } from "./get-status";
 import { listTrainingJobs } from "./list-jobs";
@@ -96,7 +97,12 @@ function trainingRoutes(deps: AppDeps) {
       detail: {
         tags,
         summary: "List training jobs",
-        description: "Newest first; `status` filters by state (queued, running, completed, failed).",
+        description:
+          "Newest first; `status` filters by state (queued, running, completed, failed). Besides the " +
+          "trainings the account started, the list holds those the service starts itself after end users " +
+          "with interactions were erased (so the served model stops reflecting them within 24 hours); those " +
+          "do not count against the plan's trainings per day, and their publication decision or error says " +
+          "why they ran.",
       },
     });
 }
@@ -105,4 +111,9 @@ export const trainingModule: ServiceModule = {
   name: "training",
   routes: trainingRoutes,
   jobKinds: (deps) => [trainingJobKind({ ...deps, databaseUrl: deps.config.databaseUrl })],
+  start: async (deps) => {
+    const sweep = new ErasureRetrainingSweep(deps, deps.config.erasureRetraining);
+    sweep.start();
+    return () => sweep.stop();
+  },
 };
