@@ -11,6 +11,7 @@ import m8 from "../../drizzle/0008_products_changed_index.sql" with { type: "tex
 import m9 from "../../drizzle/0009_account_keyed_foreign_keys.sql" with { type: "text" };
 import m10 from "../../drizzle/0010_foreign_key_indexes.sql" with { type: "text" };
 import m11 from "../../drizzle/0011_event_rows_account_key.sql" with { type: "text" };
+import m12 from "../../drizzle/0012_ingestion_payload_revision.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0009_account_keyed_foreign_keys", sql: m9 },
   { tag: "0010_foreign_key_indexes", sql: m10 },
   { tag: "0011_event_rows_account_key", sql: m11 },
+  { tag: "0012_ingestion_payload_revision", sql: m12 },
 ];
