@@ -12,6 +12,7 @@ import m9 from "../../drizzle/0009_account_keyed_foreign_keys.sql" with { type: 
 import m10 from "../../drizzle/0010_foreign_key_indexes.sql" with { type: "text" };
 import m11 from "../../drizzle/0011_event_rows_account_key.sql" with { type: "text" };
 import m12 from "../../drizzle/0012_erasure_retraining.sql" with { type: "text" };
+import m13 from "../../drizzle/0013_ingestion_payload_revision.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0010_foreign_key_indexes", sql: m10 },
   { tag: "0011_event_rows_account_key", sql: m11 },
   { tag: "0012_erasure_retraining", sql: m12 },
+  { tag: "0013_ingestion_payload_revision", sql: m13 },
 ];

@@ -41,6 +41,11 @@ export const ingestionJobs = pgTable(
     /** processing | completed | completed_with_errors | failed */
     status: text("status").notNull(),
     payload: jsonb("payload").$type<Record<string, unknown>>(),
+    /**
+     * Raised each time an erasure removes an end user's records from the stored request, so a worker holding
+     * an older copy (read earlier, or handed over in memory) reads it again before its next chunk.
+     */
+    payloadRevision: integer("payload_revision").notNull().default(0),
     totalUsers: integer("total_users").notNull().default(0),
     totalProducts: integer("total_products").notNull().default(0),
     totalInteractions: integer("total_interactions").notNull().default(0),

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
 import type { Database } from "../../db/client";
+import { numberArray } from "../../db/pg-array";
 import { lockRecommendationLogs } from "../../db/recommendation-log-lock";
 import { notFound } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
@@ -28,6 +29,37 @@ export function erasureStatements(accountId: number, endUserId: number): Record<
   };
 }
 
+/** The stored requests' arrays that name end users, with the field that does: a user's and an interaction's. */
+const NAMING_FIELDS = [
+  ["users", "externalId"],
+  ["interactions", "external_user_id"],
+] as const;
+
+/** The records of one array of a job's stored request, as a set-returning expression. */
+const storedRecords = (array: string) =>
+  sql`jsonb_array_elements(coalesce(payload->${array}::text, '[]'::jsonb))`;
+
+/**
+ * Locks the bulk-ingestion jobs still to apply (queued or under way) whose stored request has a record of
+ * the end user, and answers their ids. Taken first in an erasure: a job's chunk locks its job row before it
+ * writes any end user (ingestion/process.ts), so erasure waits for a chunk under way, and a chunk that
+ * starts later waits for the erasure and then reads the request it leaves (see `ingestionScrubStatements`).
+ * The order (job rows, then the end user) is the chunk's too, so neither waits for the other in a circle.
+ */
+export function lockIngestionJobsNaming(accountId: number, externalId: string): SQL {
+  const names = sql.join(
+    NAMING_FIELDS.map(
+      ([array, field]) =>
+        sql`exists (select 1 from ${storedRecords(array)} as r where r->>${field}::text = ${externalId})`,
+    ),
+    sql` or `,
+  );
+  return sql`select id::int as id from ingestion_jobs
+    where account_id = ${accountId} and status = 'processing' and payload is not null and (${names})
+    order by id
+    for update`;
+}
+
 /**
  * Counts the erasure for the account when the end user had interactions, the only data of theirs a model is
  * trained on: a published model that saw fewer erasures is then retrained by the service
@@ -42,16 +74,40 @@ export function erasureCountStatement(accountId: number): SQL {
 
 /**
  * Ingestion-job errors name the records they refused: an end user by their external id, an interaction as
- * `{external_user_id}:{external_product_id}`. Erasure removes those entries, and any stored request left
- * on a job that has finished (finished jobs drop theirs; rows of older versions may still hold one).
+ * `{external_user_id}:{external_product_id}`. Erasure removes those entries; it replaces the end user's
+ * records in the stored requests of the jobs still to apply (`pendingJobIds`, locked above) with nulls,
+ * which those jobs skip, and raises their revision so a worker holding an older copy reads it again; and it
+ * drops any stored request left on a job that has finished (finished jobs drop theirs; rows of older
+ * versions may still hold one).
  */
-export function ingestionScrubStatements(accountId: number, externalId: string): SQL[] {
+export function ingestionScrubStatements(
+  accountId: number,
+  externalId: string,
+  pendingJobIds: readonly number[],
+): SQL[] {
   const names = sql`(e->>'recordType' <> 'product'
     and (e->>'externalId' = ${externalId} or starts_with(e->>'externalId', ${`${externalId}:`})))`;
+  // Null in place rather than removed: the job's cursors and the record errors' `index` count positions.
+  const withoutUser = sql.join(
+    NAMING_FIELDS.map(
+      ([array, field]) => sql`${array}::text, coalesce((
+        select jsonb_agg(case when r->>${field}::text = ${externalId} then 'null'::jsonb else r end order by n)
+        from ${storedRecords(array)} with ordinality as t(r, n)
+      ), '[]'::jsonb)`,
+    ),
+    sql`, `,
+  );
   return [
     sql`update ingestion_jobs
         set errors = coalesce((select jsonb_agg(e) from jsonb_array_elements(errors) as e where not ${names}), '[]'::jsonb)
         where account_id = ${accountId} and exists (select 1 from jsonb_array_elements(errors) as e where ${names})`,
+    ...(pendingJobIds.length === 0
+      ? []
+      : [
+          sql`update ingestion_jobs
+            set payload = payload || jsonb_build_object(${withoutUser}), payload_revision = payload_revision + 1
+            where account_id = ${accountId} and id = any(${numberArray(pendingJobIds)}::int[])`,
+        ]),
     sql`update ingestion_jobs set payload = null
         where account_id = ${accountId} and status <> 'processing' and payload is not null`,
   ];
@@ -59,8 +115,9 @@ export function ingestionScrubStatements(accountId: number, externalId: string):
 
 /**
  * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log, order and
- * attribution of theirs in one transaction, scrubs them from ingestion jobs, then tells every cache (here and in other
- * processes) to forget them. Recommendation logs and attributions still queued in this process are written first, so they
+ * attribution of theirs in one transaction, scrubs them from ingestion jobs (a bulk job accepted earlier and not
+ * yet done applies none of their records afterwards), then tells every cache (here and in other processes) to
+ * forget them. Recommendation logs and attributions still queued in this process are written first, so they
  * are deleted and counted too. The next training reads from the database, so it no longer sees them either;
  * the service starts that training itself when the customer does not (erasure-retraining.ts).
  */
@@ -84,6 +141,10 @@ export async function eraseEndUser({
   await deps.recommendations.logs.flush();
   await deps.attributions.flush();
   const erased = await database.db.transaction(async (tx) => {
+    const pendingJobs = await database.rows<{ id: number }>(
+      lockIngestionJobsNaming(accountId, input.externalId),
+      tx,
+    );
     const [user] = await endUserLookupQuery(tx, accountId, input.externalId).for("update");
     if (user === undefined) throw notFound("End user");
     // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
@@ -101,7 +162,8 @@ export async function eraseEndUser({
       attributions: await count(statements.attributions),
     };
     await database.rows(statements.endUser, tx);
-    for (const statement of ingestionScrubStatements(accountId, input.externalId))
+    const pendingJobIds = pendingJobs.map((job) => Number(job.id));
+    for (const statement of ingestionScrubStatements(accountId, input.externalId, pendingJobIds))
       await database.rows(statement, tx);
     // Last: the account's counter row stays locked only until the commit that follows.
     if (deleted.interactions > 0) await database.rows(erasureCountStatement(accountId), tx);

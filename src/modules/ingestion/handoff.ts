@@ -6,10 +6,22 @@
  */
 import type { Database } from "../../db/client";
 
+/**
+ * A request as stored with its job. Every record the client sent is an object; a null is a record an erasure
+ * removed after the request was accepted (end-users/erase.ts), kept in place so the others keep their
+ * positions, which the job's cursors and the record errors' `index` count in.
+ */
 export interface StoredBatch {
   products?: readonly unknown[];
   users?: readonly unknown[];
   interactions?: readonly unknown[];
+}
+
+/** How many of the records an erasure removed (see StoredBatch). */
+export function erasedRecords(records: readonly unknown[]): number {
+  let erased = 0;
+  for (const record of records) if (record === null) erased++;
+  return erased;
 }
 
 interface Entry {

@@ -4,6 +4,13 @@
  * that also locks the job row and checks this worker still holds the claim. A job resumed after a crash
  * therefore continues exactly where the last committed chunk ended: no record is applied twice or skipped.
  * Order: products, then users, then interactions (which may name products of the same batch).
+ *
+ * An erasure wins over a job accepted before it. The chunk's transaction starts by locking the job row, and
+ * an erasure locks the rows of the pending jobs naming its end user before anything else (see
+ * end-users/erase.ts): a chunk under way is waited for and what it wrote is then deleted (and counted), and
+ * a chunk that starts later finds the stored request's revision raised and reads it again, with the end
+ * user's records replaced by nulls. The lock is a row lock, so it holds across processes; on the embedded
+ * store a transaction holds the whole store anyway.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { AppEvents } from "../../app-events";
@@ -13,7 +20,7 @@ import { ingestionJobs } from "../../db/schema";
 import { type ClaimedJob, rowQueue } from "../../jobs/row-queue";
 import { JobClaimLostError, type JobKind, type JobRunContext } from "../../jobs/runner";
 import { applyInteractions, applyProducts, applyUsers, type CapacityCheck, type ChunkResult } from "./apply";
-import { type StoredBatch, takePayload } from "./handoff";
+import { erasedRecords, type StoredBatch, takePayload } from "./handoff";
 
 export const INGESTION_JOB_KIND = "ingestion";
 
@@ -33,6 +40,8 @@ interface IngestionDeps {
   config: Pick<Config, "ingestionChunkSize">;
   /** Test harnesses only: holds each chunk's transaction open this long, so a kill can land mid-job. */
   chunkDelayMs?: number;
+  /** Test harnesses only: awaited after each chunk commits and before the next starts (a pause mid-job). */
+  afterChunk?: (jobId: number) => Promise<void>;
   /** The plan's catalogue caps; absent means no cap. */
   capacity?: CapacityCheck;
   /** Counts applied records in the account's usage. */
@@ -45,7 +54,7 @@ type Cursor = "processedProducts" | "processedUsers" | "processedInteractions";
 
 interface Phase {
   cursor: Cursor;
-  records: readonly unknown[];
+  records: (batch: StoredBatch) => readonly unknown[];
   /** `offset` is the chunk's start in the request's array, for the record errors' `index`. */
   apply(tx: Tx, accountId: number, records: readonly unknown[], offset: number): Promise<ChunkResult>;
 }
@@ -71,16 +80,22 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
     eq(ingestionJobs.claimedBy, workerId),
     eq(ingestionJobs.status, "processing"),
   );
-  // Read once per claim: while the claim is held no one else moves the cursor, and every chunk's write
-  // below re-checks the claim and the cursor it started from. The payload is immutable: the copy the route
-  // handed over in this process, else the stored one.
+  // Read once per claim: while the claim is held no one else moves the cursor, and every chunk below
+  // re-checks the claim and the cursor it started from. The request is the copy the route handed over in
+  // this process (as accepted: revision 0), else the stored one; only an erasure changes it, and each chunk
+  // reads it again when it has.
   const handed = takePayload(deps.database, job.id);
   const [stored] = await db
-    .select({ ...(handed === undefined ? { payload: ingestionJobs.payload } : {}), ...CURSOR_COLUMNS })
+    .select({
+      ...(handed === undefined ? { payload: ingestionJobs.payload } : {}),
+      payloadRevision: ingestionJobs.payloadRevision,
+      ...CURSOR_COLUMNS,
+    })
     .from(ingestionJobs)
     .where(claimed);
   if (stored === undefined) throw new JobClaimLostError(job.id);
-  const batch = handed ?? ((("payload" in stored ? stored.payload : null) ?? {}) as StoredBatch);
+  let batch = handed ?? ((("payload" in stored ? stored.payload : null) ?? {}) as StoredBatch);
+  let revision = handed === undefined ? stored.payloadRevision : 0;
   const cursor: Record<Cursor, number> = {
     processedProducts: stored.processedProducts,
     processedUsers: stored.processedUsers,
@@ -89,22 +104,23 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
   const phases: Phase[] = [
     {
       cursor: "processedProducts",
-      records: batch.products ?? [],
+      records: (b) => b.products ?? [],
       apply: (tx, accountId, records, offset) => applyProducts(tx, accountId, records, deps.capacity, offset),
     },
     {
       cursor: "processedUsers",
-      records: batch.users ?? [],
+      records: (b) => b.users ?? [],
       apply: (tx, accountId, records, offset) => applyUsers(tx, accountId, records, deps.capacity, offset),
     },
     {
       cursor: "processedInteractions",
-      records: batch.interactions ?? [],
+      records: (b) => b.interactions ?? [],
       apply: (tx, accountId, records, offset) =>
         applyInteractions(tx, accountId, records, Date.now(), deps.capacity, offset),
     },
   ];
-  const remaining = (p: Phase) => p.records.length - cursor[p.cursor];
+  // An erasure keeps every record's position (it writes null in its place), so lengths never change.
+  const remaining = (p: Phase) => p.records(batch).length - cursor[p.cursor];
   const chunkSize = deps.config.ingestionChunkSize;
 
   while (!signal.aborted) {
@@ -121,8 +137,23 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
       return;
     }
     const start = cursor[phase.cursor];
-    const records = phase.records.slice(start, start + chunkSize);
-    const result = await db.transaction(async (tx) => {
+    const { records, result } = await db.transaction(async (tx) => {
+      // Taken first, before any end user is touched, as an erasure takes it (see the top of this file).
+      const [locked] = await tx
+        .select({ payloadRevision: ingestionJobs.payloadRevision })
+        .from(ingestionJobs)
+        .where(and(claimed, eq(CURSOR_COLUMNS[phase.cursor], start)))
+        .for("update");
+      if (locked === undefined) throw new JobClaimLostError(job.id);
+      if (locked.payloadRevision !== revision) {
+        const [current] = await tx
+          .select({ payload: ingestionJobs.payload })
+          .from(ingestionJobs)
+          .where(eq(ingestionJobs.id, job.id));
+        batch = (current?.payload ?? {}) as StoredBatch;
+        revision = locked.payloadRevision;
+      }
+      const records = phase.records(batch).slice(start, start + chunkSize);
       const chunk = await phase.apply(tx, job.accountId, records, start);
       if (deps.chunkDelayMs !== undefined && deps.chunkDelayMs > 0) await Bun.sleep(deps.chunkDelayMs);
       // The cursor advance commits with the chunk's writes; it only matches while this worker still holds
@@ -137,12 +168,13 @@ async function runIngestionJob(deps: IngestionDeps, job: ClaimedJob, { signal, w
         .where(and(claimed, eq(CURSOR_COLUMNS[phase.cursor], start)))
         .returning({ id: ingestionJobs.id });
       if (advanced.length === 0) throw new JobClaimLostError(job.id);
-      return chunk;
+      return { records, result: chunk };
     });
     cursor[phase.cursor] = start + records.length;
-    const applied = records.length - result.errors.length;
+    const applied = records.length - erasedRecords(records) - result.errors.length;
     if (applied > 0) deps.onApplied?.(job.accountId, applied);
     announce(deps.events, job.accountId, result);
+    await deps.afterChunk?.(job.id);
   }
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE "ingestion_jobs" ADD COLUMN "payload_revision" integer DEFAULT 0 NOT NULL;
