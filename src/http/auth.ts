@@ -1,8 +1,8 @@
 /**
  * The auth plugin every module uses: resolves the caller (API key and/or dashboard JWT, per route), builds
- * the TenantContext, runs the tenant guards, then has the request's values checked. It works in Elysia's
- * `transform` phase, before any schema is validated, so 401 comes before 403 and both before 422 (or a 404
- * for an id out of range); it hands the tenant to the handler through `resolve`.
+ * the TenantContext, runs the tenant guards and the route's own permission, then has the request's values
+ * checked. It works in Elysia's `transform` phase, before any schema is validated, so 401 comes before 403
+ * and both before 422 (or a 404 for an id out of range); it hands the tenant to the handler through `resolve`.
  *
  *   .use(authPlugin(deps))
  *   .get("/", ({ tenant }) => ..., { auth: { mode: "keyOrJwt" } })
@@ -86,6 +86,7 @@ function buildAuthPlugin(deps: AuthDeps) {
           const pending = guard(tenant, guardRequest);
           if (pending !== undefined) await pending;
         }
+        options.permission?.(tenant, body);
         checkValuesAfterAdmission(request, params, query, body);
         (request as WithTenant)[TENANT] = tenant;
       }),

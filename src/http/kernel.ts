@@ -82,8 +82,8 @@ export function errorResponse(error: AppError, requestId: string): Response {
 }
 
 /**
- * Called by a route's authenticating transform (the auth plugin's: authentication, scope, origin and the
- * guards) once it has admitted the caller: an authenticated route's values are
+ * Called by a route's authenticating transform (the auth plugin's: authentication, scope, origin, the guards
+ * and the route's own permission) once it has admitted the caller: an authenticated route's values are
  * checked then, so a caller it refuses learns nothing about them (src/http/request-values.ts).
  */
 export function checkValuesAfterAdmission(
