@@ -1,7 +1,8 @@
 /**
  * The auth plugin every module uses: resolves the caller (API key and/or dashboard JWT, per route), builds
- * the TenantContext, then runs the tenant guards. It authenticates in Elysia's `transform` phase, so 401/403
- * come before body validation (422), and hands the tenant to the handler through `resolve`.
+ * the TenantContext, runs the tenant guards and the route's own permission, then has the request's values
+ * checked. It works in Elysia's `transform` phase, before any schema is validated, so 401 comes before 403
+ * and both before 422 (or a 404 for an id out of range); it hands the tenant to the handler through `resolve`.
  *
  *   .use(authPlugin(deps))
  *   .get("/", ({ tenant }) => ..., { auth: { mode: "keyOrJwt" } })
@@ -19,7 +20,8 @@ import type { Identity } from "../modules/auth/identity";
 import { verifyAccessToken } from "../modules/auth/tokens";
 import { AppError } from "../shared/errors";
 import { grantKeyOrigin } from "./cors";
-import { requestIdOf } from "./kernel";
+import { checkValuesAfterAdmission, requestIdOf } from "./kernel";
+import { markAuthenticatingHook } from "./request-values";
 import type { AuthMode, AuthOptions, TenantContext, TenantGuard } from "./tenant";
 
 // Origin matching lives with the keys' other origin rules (api-keys/origins.ts); kept importable from here.
@@ -53,6 +55,16 @@ export function authPlugin(deps: AuthDeps) {
   return plugin;
 }
 
+/** What the plugin's transform reads of Elysia's context (destructured there: see kernel.ts on why). */
+interface HookContext {
+  request: Request;
+  route: string;
+  set: { headers: Record<string, string | number> };
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
 /** The authenticated tenant rides on the Request from `transform` to `resolve` (see kernel.ts on why not a WeakMap). */
 const TENANT = Symbol("tenant");
 type WithTenant = Request & { [TENANT]?: TenantContext };
@@ -65,22 +77,19 @@ function buildAuthPlugin(deps: AuthDeps) {
         security: SECURITY[options.mode],
         ...(options.scope === undefined ? {} : { "x-publishable-scope": options.scope }),
       },
-      async transform({ request, route, set }) {
+      transform: markAuthenticatingHook(async ({ request, route, set, params, query, body }: HookContext) => {
         const tenant =
           authenticateFromCache(deps, request, options) ?? (await authenticate(deps, request, options));
-        const guardRequest = {
-          method: request.method,
-          route,
-          mode: options.mode,
-          set: set as { headers: Record<string, string | number> },
-        };
+        const guardRequest = { method: request.method, route, mode: options.mode, set };
         for (const guard of deps.tenantGuards) {
           // Guards answer synchronously when they can; awaiting only real promises saves a turn each.
           const pending = guard(tenant, guardRequest);
           if (pending !== undefined) await pending;
         }
+        options.permission?.(tenant, body);
+        checkValuesAfterAdmission(request, params, query, body);
         (request as WithTenant)[TENANT] = tenant;
-      },
+      }),
       resolve({ request }) {
         const tenant = (request as WithTenant)[TENANT];
         if (tenant === undefined) throw new AppError("INTERNAL_ERROR", "Request was not authenticated");

@@ -4,6 +4,11 @@
  * refused, and JSON nesting bounded before the text is parsed. Everything here runs before authentication, so
  * each check costs at most one pass over the bytes: a deeply nested body used to be turned into text by
  * validation until the stack overflowed, holding the process for seconds.
+ *
+ * Only the size cap is answered at once (413): past it the rest of the body is never read. A body refused
+ * for what it holds (a form, JSON that does not parse or nests too deep, an unstorable string) comes back as
+ * a RefusedBody, answered once the caller is authenticated and admitted (contract, "Order of checks"; see
+ * ./request-values.ts).
  */
 import { AppError, type ValidationIssue } from "../shared/errors";
 
@@ -117,43 +122,56 @@ function refusedMediaType(contentType: string): boolean {
 /** Returned for an empty body, which Elysia would otherwise try to parse again by its Content-Type. */
 export const EMPTY_BODY = Symbol("empty-body");
 
+/** A body the service will not take, with the answer it gets once the caller has been admitted. */
+export class RefusedBody {
+  constructor(readonly error: AppError) {}
+}
+
 /**
- * The parsed JSON body of any request that has one. Form and multipart bodies are 415; any other type is
- * read as JSON, and a body that is not JSON is a 422 naming the body.
+ * The parsed JSON body of any request that has one. Form and multipart bodies are refused with 415; any
+ * other type is read as JSON, and a body that is not JSON is refused with a 422 naming the body.
  */
 export async function parseRequestBody(request: Request, contentType: string): Promise<unknown> {
   const text = await readCappedText(request);
   if (text.length === 0) return EMPTY_BODY;
   if (refusedMediaType(contentType)) {
-    throw new AppError(
-      "UNSUPPORTED_MEDIA_TYPE",
-      "Send the body as JSON (Content-Type: application/json); form and multipart bodies are not accepted",
+    return new RefusedBody(
+      new AppError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Send the body as JSON (Content-Type: application/json); form and multipart bodies are not accepted",
+      ),
     );
   }
   if (jsonDepthExceeds(text)) {
-    throw invalid({
-      loc: ["body"],
-      msg: `JSON nesting deeper than ${MAX_JSON_DEPTH} levels`,
-      type: "value_error.depth",
-    });
+    return new RefusedBody(
+      invalid({
+        loc: ["body"],
+        msg: `JSON nesting deeper than ${MAX_JSON_DEPTH} levels`,
+        type: "value_error.depth",
+      }),
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalid(
-      { loc: ["body"], msg: "Malformed JSON body", type: "value_error.jsondecode" },
-      "The request body is not valid JSON",
+    return new RefusedBody(
+      invalid(
+        { loc: ["body"], msg: "Malformed JSON body", type: "value_error.jsondecode" },
+        "The request body is not valid JSON",
+      ),
     );
   }
   // NUL and surrogates can only be written in JSON as \u escapes: text without one needs no walk.
   const unstorable = text.includes("\\u") ? findUnstorableString(value) : undefined;
   if (unstorable !== undefined) {
-    throw invalid({
-      loc: ["body", ...unstorable.map(String)],
-      msg: UNSTORABLE_MESSAGE,
-      type: "value_error.str",
-    });
+    return new RefusedBody(
+      invalid({
+        loc: ["body", ...unstorable.map(String)],
+        msg: UNSTORABLE_MESSAGE,
+        type: "value_error.str",
+      }),
+    );
   }
   return value;
 }

@@ -6,10 +6,11 @@ import { Elysia, type ValidationError } from "elysia";
 import { classifyDatabaseError, databaseErrorCode } from "../db/errors";
 import { AppError, ERROR_STATUS } from "../shared/errors";
 import type { Logger } from "../shared/logger";
-import { EMPTY_BODY, MAX_BODY_BYTES, parseRequestBody, UNSTORABLE_MESSAGE } from "./body";
+import { EMPTY_BODY, MAX_BODY_BYTES, parseRequestBody } from "./body";
 import type { Metrics } from "./metrics";
+import { checkRequestValues, type RouteChecks, urlRefusal } from "./request-values";
 import { type RouteShape, RouteTable } from "./route-table";
-import { checkNumericParameters, issuesOf } from "./validation-issues";
+import { issuesOf } from "./validation-issues";
 
 export { MAX_BODY_BYTES };
 
@@ -33,6 +34,10 @@ interface RequestState {
   id: string;
   startedAt: number;
   status?: number;
+  /** Why the URL itself is refused (a NUL in it), answered with the request's other values. */
+  refusedUrl: AppError | undefined;
+  /** An authenticated route's value checks, left for its authenticating transform to run once the caller is in. */
+  pendingChecks: RouteChecks | undefined;
 }
 
 /**
@@ -57,7 +62,12 @@ function startRequest(request: Request): RequestState {
   const incoming = request.headers.get("x-request-id");
   const id =
     incoming !== null && INCOMING_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
-  const state: RequestState = { id, startedAt: performance.now() };
+  const state: RequestState = {
+    id,
+    startedAt: performance.now(),
+    refusedUrl: undefined,
+    pendingChecks: undefined,
+  };
   (request as WithState)[STATE] = state;
   return state;
 }
@@ -72,22 +82,21 @@ export function errorResponse(error: AppError, requestId: string): Response {
 }
 
 /**
- * NUL in the path or query string is refused at once: Postgres stores no NUL in text, and no id or filter
- * of ours holds one. (Unpaired surrogates cannot be percent-encoded as UTF-8; the router refuses those.)
+ * Called by a route's authenticating transform (the auth plugin's: authentication, scope, origin, the guards
+ * and the route's own permission) once it has admitted the caller: an authenticated route's values are
+ * checked then, so a caller it refuses learns nothing about them (src/http/request-values.ts).
  */
-function checkUrlText(url: string): void {
-  const at = url.search(/%00/i);
-  if (at === -1) return;
-  const query = url.indexOf("?");
-  throw new AppError("VALIDATION_ERROR", "Request validation failed", {
-    detail: [
-      {
-        loc: [query !== -1 && at > query ? "query" : "path"],
-        msg: UNSTORABLE_MESSAGE,
-        type: "value_error.str",
-      },
-    ],
-  });
+export function checkValuesAfterAdmission(
+  request: Request,
+  params: unknown,
+  query: unknown,
+  body: unknown,
+): void {
+  const state = stateOf(request);
+  const checks = state?.pendingChecks;
+  if (state === undefined || checks === undefined) return;
+  state.pendingChecks = undefined;
+  checkRequestValues(state.refusedUrl, checks, params, query, body);
 }
 
 const routeOf = (context: unknown): string => {
@@ -136,7 +145,7 @@ function toAppError(
       return new AppError("NOT_FOUND", `No route for ${request.method} ${pathname}`);
     }
     case "PARSE": {
-      // Our body parser's own refusals (413, 415, 422) arrive wrapped by Elysia.
+      // The body parser's 413 arrives wrapped by Elysia (its other refusals are answered after authentication).
       const cause = (error as { cause?: unknown }).cause;
       if (cause instanceof AppError) return cause;
       return new AppError("VALIDATION_ERROR", "The request body is not valid JSON", {
@@ -193,19 +202,24 @@ export function httpKernel(logger: Logger, metrics?: Metrics, options: KernelOpt
         if (length !== null && Number(length) > MAX_BODY_BYTES) {
           throw new AppError("PAYLOAD_TOO_LARGE", "The request body exceeds 10 MB");
         }
-        checkUrlText(request.url);
+        state.refusedUrl = urlRefusal(request.url);
       })
       // Every body is read here, capped and bounded, whatever its Content-Type (see ./body.ts).
       .onParse({ as: "global" }, ({ request, contentType }) => parseRequestBody(request, contentType))
       // Never reached (the parser above answers every body or throws); it stops Elysia from trying its own
       // parsers by Content-Type, and it is what the OpenAPI document reads: bodies are application/json.
       .onParse({ as: "global" }, { fn: "json" } as never)
+      // Runs before any route's own transform, the auth plugin's included: an authenticated route's values
+      // wait until the caller is admitted; a public route's are checked here.
       .onTransform({ as: "global" }, (context) => {
         if (context.body === EMPTY_BODY) context.body = undefined;
-        const route = table?.find(context.request.method, context.route);
-        if (route === undefined) return;
-        checkNumericParameters("path", route.hooks.params, context.params as Record<string, unknown>);
-        checkNumericParameters("query", route.hooks.query, context.query as Record<string, unknown>);
+        const state = stateOf(context.request);
+        const checks = table?.checksOf(context.request.method, context.route);
+        if (state !== undefined && checks?.authenticated === true) {
+          state.pendingChecks = checks;
+          return;
+        }
+        checkRequestValues(state?.refusedUrl, checks, context.params, context.query, context.body);
       })
       // Destructured, never handed on whole: Elysia reads hooks' source, and a context passed to a function
       // makes it prepare everything (cookies included) for every route.

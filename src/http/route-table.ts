@@ -1,8 +1,9 @@
 /**
- * The finished route table, looked up by the kernel when it needs more than Elysia tells an error hook: which
- * methods a path has (405 with `Allow`) and a route's own query and path schemas (where a parameter failed).
+ * The finished route table, looked up by the kernel when it needs more than Elysia tells a hook: which
+ * methods a path has (405 with `Allow`) and what a route's values are checked against, and when.
  */
 import type { RouteShape } from "./openapi-errors";
+import { compileRouteChecks, type RouteChecks } from "./request-values";
 
 export type { RouteShape };
 
@@ -12,17 +13,19 @@ interface Pattern {
 }
 
 export class RouteTable {
-  private byKey: Map<string, RouteShape> | undefined;
+  private byKey: Map<string, RouteChecks> | undefined;
   private patterns: Pattern[] | undefined;
 
   constructor(private readonly routes: () => readonly RouteShape[]) {}
 
-  /** The route Elysia matched, by method and its own path (":param"). */
-  find(method: string, path: string): RouteShape | undefined {
+  /** The checks of the route Elysia matched, by method and its own path (":param"). */
+  checksOf(method: string, path: string): RouteChecks | undefined {
     if (this.byKey === undefined) {
       const routes = this.routes();
       if (routes.length === 0) return undefined;
-      this.byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+      this.byKey = new Map(
+        routes.map((route) => [`${route.method} ${route.path}`, compileRouteChecks(route)]),
+      );
     }
     return this.byKey.get(`${method} ${path}`);
   }

@@ -51,4 +51,10 @@ export interface AuthOptions {
   mode: AuthMode;
   /** The scope a publishable key must hold to call this route; routes without one refuse publishable keys. */
   scope?: ApiScope;
+  /**
+   * The route's own permission rule (403), run after authentication and the guards and before any value of
+   * the request is checked: `body` is the body as sent, not yet validated (a refused body is an object with
+   * none of the route's fields).
+   */
+  permission?: (tenant: TenantContext, body: unknown) => void;
 }

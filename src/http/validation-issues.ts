@@ -93,14 +93,16 @@ export function issuesOf(error: ValidationError): ValidationIssue[] {
 /** The largest id and offset the store holds (Postgres integer). */
 export const MAX_INT32 = 2 ** 31 - 1;
 
-interface NumericRule {
-  integer: boolean;
-  minimum: number;
-  maximum: number;
+/** A numeric query or path parameter of a route and the values it accepts, compiled once per route. */
+export interface NumericParameter {
+  readonly name: string;
+  readonly integer: boolean;
+  readonly minimum: number;
+  readonly maximum: number;
 }
 
 /** The numeric rule of a query or path property (Elysia's t.Integer/t.Numeric are unions with a number). */
-function numericRule(schema: Record<string, unknown>): NumericRule | undefined {
+function numericParameter(name: string, schema: Record<string, unknown>): NumericParameter | undefined {
   const members = Array.isArray(schema.anyOf) ? (schema.anyOf as Record<string, unknown>[]) : [schema];
   const numeric = members.find((member) => member.type === "integer" || member.type === "number");
   if (numeric === undefined) return undefined;
@@ -108,11 +110,25 @@ function numericRule(schema: Record<string, unknown>): NumericRule | undefined {
   const lower = [numeric.minimum, numeric.exclusiveMinimum].filter((v): v is number => typeof v === "number");
   const upper = [numeric.maximum, numeric.exclusiveMaximum].filter((v): v is number => typeof v === "number");
   return {
+    name,
     integer,
     minimum: lower.length > 0 ? Math.max(...lower) : integer ? 0 : -Number.MAX_VALUE,
     // Every integer a client sends us is an id, an offset or a count: none exceeds a Postgres integer.
     maximum: upper.length > 0 ? Math.min(...upper) : integer ? MAX_INT32 : Number.MAX_VALUE,
   };
+}
+
+/** The numeric parameters of a route's query or path schema. */
+export function numericParameters(schema: unknown): NumericParameter[] {
+  const properties = (schema as { properties?: Record<string, Record<string, unknown>> } | undefined)
+    ?.properties;
+  if (properties === undefined) return [];
+  const parameters: NumericParameter[] = [];
+  for (const [name, property] of Object.entries(properties)) {
+    const parameter = numericParameter(name, property);
+    if (parameter !== undefined) parameters.push(parameter);
+  }
+  return parameters;
 }
 
 const INTEGER_TEXT = /^-?[0-9]+$/;
@@ -124,30 +140,28 @@ const INTEGER_TEXT = /^-?[0-9]+$/;
  */
 export function checkNumericParameters(
   where: "query" | "path",
-  schema: unknown,
+  parameters: readonly NumericParameter[],
   values: Record<string, unknown> | undefined,
 ): void {
-  const properties = (schema as { properties?: Record<string, Record<string, unknown>> } | undefined)
-    ?.properties;
-  if (properties === undefined || values === undefined) return;
-  const issues: ValidationIssue[] = [];
-  for (const [name, property] of Object.entries(properties)) {
-    const raw = values[name];
+  if (values === undefined) return;
+  let issues: ValidationIssue[] | undefined;
+  for (let i = 0; i < parameters.length; i++) {
+    const rule = parameters[i] as NumericParameter;
+    const raw = values[rule.name];
     if (typeof raw !== "string") continue;
-    const rule = numericRule(property);
-    if (rule === undefined) continue;
     const value = Number(raw);
     const wellFormed = raw.trim() !== "" && (rule.integer ? INTEGER_TEXT.test(raw) : Number.isFinite(value));
     const inRange = wellFormed && value >= rule.minimum && value <= rule.maximum;
     if (inRange) continue;
     if (where === "path" && wellFormed) throw new AppError("NOT_FOUND", "Not found");
     const kind = rule.integer ? "an integer" : "a number";
+    issues ??= [];
     issues.push({
-      loc: [where, name],
+      loc: [where, rule.name],
       msg: `must be ${kind} from ${rule.minimum} to ${rule.maximum}`,
       type: wellFormed ? "value_error.range" : "value_error.number",
     });
   }
-  if (issues.length > 0)
+  if (issues !== undefined)
     throw new AppError("VALIDATION_ERROR", "Request validation failed", { detail: issues });
 }

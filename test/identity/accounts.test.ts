@@ -83,6 +83,44 @@ describe("PATCH /api/v1/accounts/current", () => {
     expect(account.body.is_active).toBe(true);
   });
 
+  test("a regular user naming an admin-only field gets 403 ADMIN_REQUIRED, whatever its value or the rest of the body", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const bodies = [
+      { name: "" },
+      { name: 5 },
+      { is_active: "yes" },
+      { payment_customer_id: "" },
+      { name: "Renamed", unknown: 1 },
+      { is_active: false, onboarding_checklist_status: "not an object" },
+    ];
+    for (const body of bodies) {
+      for (const auth of [{ token: tenant.token }, { apiKey: tenant.apiKey }]) {
+        const res = await ctx.request("PATCH", "/api/v1/accounts/current", { ...auth, body });
+        expect({ body, status: res.status, code: res.body.errorCode }).toEqual({
+          body,
+          status: 403,
+          code: "ADMIN_REQUIRED",
+        });
+      }
+    }
+    const account = await ctx.request("GET", "/api/v1/accounts/current", { token: tenant.token });
+    expect(account.body).toMatchObject({ name: "Test shop", is_active: true, payment_customer_id: null });
+  });
+
+  test("a regular user's body naming no admin-only field is validated as usual (422)", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    for (const body of [{ onboarding_checklist_status: 5 }, { unknown: 1 }, "{not json", "[]"]) {
+      const res = await ctx.request("PATCH", "/api/v1/accounts/current", { token: tenant.token, body });
+      expect({ body, status: res.status, code: res.body.errorCode }).toEqual({
+        body,
+        status: 422,
+        code: "VALIDATION_ERROR",
+      });
+    }
+  });
+
   test("unknown fields (the old camelCase names included) answer 422", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
@@ -96,6 +134,39 @@ describe("PATCH /api/v1/accounts/current", () => {
     const ctx = await sharedTestContext();
     await expectAuthRequired(ctx, "PATCH", "/api/v1/accounts/current", { body: {} });
     await expectPublishableRefused(ctx, "PATCH", "/api/v1/accounts/current", { body: {} });
+  });
+});
+
+describe("PUT /api/v1/accounts/current", () => {
+  test("anyone but a platform administrator gets 403 ADMIN_REQUIRED, whatever the body holds", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const bodies = [
+      { name: "Mine", is_active: true },
+      {},
+      { name: "" },
+      { unknown: 1 },
+      "{not json",
+      `{"a":${"[".repeat(40)}${"]".repeat(40)}}`,
+      undefined,
+    ];
+    for (const body of bodies) {
+      for (const auth of [{ token: tenant.token }, { apiKey: tenant.apiKey }]) {
+        const res = await ctx.request("PUT", "/api/v1/accounts/current", { ...auth, body });
+        expect({ body, status: res.status, code: res.body.errorCode }).toEqual({
+          body,
+          status: 403,
+          code: "ADMIN_REQUIRED",
+        });
+      }
+    }
+  });
+
+  test("needs credentials first, whatever the body holds", async () => {
+    const ctx = await sharedTestContext();
+    for (const body of [{ name: "" }, "{not json"]) {
+      await expectAuthRequired(ctx, "PUT", "/api/v1/accounts/current", { body });
+    }
   });
 });
 
@@ -124,6 +195,16 @@ describe("platform administrators (ADMIN_EMAILS)", () => {
         body: { name: "Only name" },
       });
       expect(incomplete.status).toBe(422);
+      // An administrator is past the permission check: what is wrong with the body is then said.
+      for (const [method, body] of [
+        ["PUT", { name: "", is_active: true }],
+        ["PUT", "{not json"],
+        ["PATCH", { name: 5 }],
+        ["PATCH", { payment_customer_id: "cus_1", unknown: 1 }],
+      ] as const) {
+        const invalid = await ctx.request(method, "/api/v1/accounts/current", { token: admin.token, body });
+        expect({ method, body, status: invalid.status }).toEqual({ method, body, status: 422 });
+      }
       const put = await ctx.request("PUT", "/api/v1/accounts/current", {
         token: admin.token,
         body: { name: "Replaced", is_active: true, onboarding_checklist_status: { done: true } },

@@ -5,7 +5,7 @@ import { ELYSIA_CONFIG } from "../../http/kernel";
 import type { ServiceModule } from "../module";
 import { getCurrentAccount } from "./get";
 import { AccountResponse, AccountUpdate } from "./schemas";
-import { patchCurrentAccount, replaceCurrentAccount } from "./update";
+import { mayPatchAccount, mayReplaceAccount, patchCurrentAccount, replaceCurrentAccount } from "./update";
 
 const tags = ["Account"];
 const fieldNames =
@@ -25,19 +25,20 @@ function accountsRoutes(deps: AppDeps) {
       },
     })
     .put("/current", ({ tenant, body }) => replaceCurrentAccount({ ctx: tenant, deps, input: body }), {
-      auth: { mode: "keyOrJwt" },
+      auth: { mode: "keyOrJwt", permission: mayReplaceAccount },
       body: AccountUpdate,
       response: { 200: AccountResponse },
       detail: {
         tags,
         summary: "Replace the account's settings (platform administrators only)",
         description:
-          `Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED. \`name\` and \`is_active\` are ` +
-          `required. ${fieldNames} An inactive account's keys and tokens answer 403 FORBIDDEN.`,
+          "Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED whatever the body holds. " +
+          `\`name\` and \`is_active\` are required. ${fieldNames} An inactive account's keys and tokens ` +
+          "answer 403 FORBIDDEN.",
       },
     })
     .patch("/current", ({ tenant, body }) => patchCurrentAccount({ ctx: tenant, deps, input: body }), {
-      auth: { mode: "keyOrJwt" },
+      auth: { mode: "keyOrJwt", permission: mayPatchAccount },
       body: AccountUpdate,
       response: { 200: AccountResponse },
       detail: {
@@ -46,7 +47,7 @@ function accountsRoutes(deps: AppDeps) {
         description:
           "Everyone may change `onboarding_checklist_status`, whose keys are merged into the stored object " +
           "(PUT replaces it); `name`, `is_active` and `payment_customer_id` " +
-          `need a platform administrator's JWT (else 403 ADMIN_REQUIRED). ${fieldNames}`,
+          `need a platform administrator's JWT (else 403 ADMIN_REQUIRED, before their values are checked). ${fieldNames}`,
       },
     });
 }

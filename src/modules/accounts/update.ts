@@ -13,14 +13,35 @@ const MAX_CHECKLIST_BYTES = 16 * 1024;
 
 const isAdmin = (ctx: TenantContext): boolean => ctx.actor.type === "user" && ctx.actor.isAdmin;
 
+/** The fields only platform administrators may change; everyone may change `onboarding_checklist_status`. */
+const ADMIN_ONLY_FIELDS = ["name", "is_active", "payment_customer_id"] as const;
+
+/** PUT replaces the whole account: platform administrators only, whatever the body holds. */
+export function mayReplaceAccount(ctx: TenantContext): void {
+  if (!isAdmin(ctx))
+    throw new AppError("ADMIN_REQUIRED", "Only platform administrators may replace an account");
+}
+
+/**
+ * PATCH by anyone but a platform administrator may not name an admin-only field, whatever its value.
+ * The route runs this on the body as sent, before validating it, so such a caller is told 403 rather than
+ * what is wrong with a field it may not change anyway.
+ */
+export function mayPatchAccount(ctx: TenantContext, body: unknown): void {
+  if (isAdmin(ctx) || typeof body !== "object" || body === null) return;
+  const named = ADMIN_ONLY_FIELDS.filter((field) => Object.hasOwn(body, field));
+  if (named.length > 0) {
+    throw new AppError("ADMIN_REQUIRED", `Only platform administrators may change ${named.join(", ")}`);
+  }
+}
+
 /** PUT: platform administrators only; `name` and `is_active` are required, the checklist is replaced. */
 export async function replaceCurrentAccount(args: {
   ctx: TenantContext;
   deps: UpdateDeps;
   input: AccountUpdateInput;
 }) {
-  if (!isAdmin(args.ctx))
-    throw new AppError("ADMIN_REQUIRED", "Only platform administrators may replace an account");
+  mayReplaceAccount(args.ctx);
   const missing = (["name", "is_active"] as const).filter((field) => args.input[field] === undefined);
   if (missing.length > 0) {
     throw validationError(
@@ -43,12 +64,7 @@ export async function patchCurrentAccount(args: {
   deps: UpdateDeps;
   input: AccountUpdateInput;
 }) {
-  const adminOnly = (["name", "is_active", "payment_customer_id"] as const).filter(
-    (field) => args.input[field] !== undefined,
-  );
-  if (adminOnly.length > 0 && !isAdmin(args.ctx)) {
-    throw new AppError("ADMIN_REQUIRED", `Only platform administrators may change ${adminOnly.join(", ")}`);
-  }
+  mayPatchAccount(args.ctx, args.input);
   return applyChanges(args.ctx, args.deps, args.input, "merge");
 }
 

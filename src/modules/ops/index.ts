@@ -4,7 +4,8 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app-deps";
-import { ELYSIA_CONFIG } from "../../http/kernel";
+import { checkValuesAfterAdmission, ELYSIA_CONFIG } from "../../http/kernel";
+import { markAuthenticatingHook } from "../../http/request-values";
 import type { ServiceModule } from "../module";
 import { authorizeMetrics } from "./authorize-metrics";
 import { MetricsResponses, ReadyResponses } from "./schemas";
@@ -12,24 +13,37 @@ import { scrapeMetrics } from "./scrape-metrics";
 
 const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/** What the scrape's authorisation reads of Elysia's context. */
+interface ScrapeContext {
+  request: Request;
+  server: { requestIP(request: Request): { address: string } | null } | null;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
 function opsRoutes(deps: AppDeps) {
   return new Elysia({ ...ELYSIA_CONFIG, name: "ops" })
     .get(
       "/metrics",
-      async ({ request, server, set }) => {
-        authorizeMetrics({
-          token: deps.config.metricsToken,
-          caller: {
-            authorization: request.headers.get("authorization"),
-            peerAddress: server?.requestIP(request)?.address ?? null,
-            forwarded: request.headers.has("x-forwarded-for") || request.headers.has("forwarded"),
-          },
-        });
+      async ({ set }) => {
         set.headers["content-type"] = PROMETHEUS_CONTENT_TYPE;
         set.headers["cache-control"] = "no-store";
         return scrapeMetrics({ deps });
       },
       {
+        // The scraper is authorised before anything it sent is looked at, as on every authenticated route.
+        transform: markAuthenticatingHook(({ request, server, params, query, body }: ScrapeContext) => {
+          authorizeMetrics({
+            token: deps.config.metricsToken,
+            caller: {
+              authorization: request.headers.get("authorization"),
+              peerAddress: server?.requestIP(request)?.address ?? null,
+              forwarded: request.headers.has("x-forwarded-for") || request.headers.has("forwarded"),
+            },
+          });
+          checkValuesAfterAdmission(request, params, query, body);
+        }),
         response: MetricsResponses,
         detail: {
           tags: ["Operations"],
