@@ -98,7 +98,14 @@ describe("database unreachable", () => {
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     const health = await ctx.request("GET", "/health");
     expect(health.status).toBe(503);
-    expect(health.body.database.state).toBe("down");
+    expect(health.body).toMatchObject({
+      status: "degraded",
+      database: { state: "down" },
+      errorCode: "SERVICE_UNAVAILABLE",
+      message: expect.any(String),
+      requestId: health.headers.get("x-request-id"),
+    });
+    expect(Number(health.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
   test("Postgres refusing connections: 503 with Retry-After at once, /health 503, and back up after", async () => {
@@ -128,6 +135,8 @@ describe("database unreachable", () => {
       // Right away, not after the next background probe.
       const health = await ctx.request("GET", "/health");
       expect(health.status).toBe(503);
+      expect(health.body).toMatchObject({ errorCode: "SERVICE_UNAVAILABLE", database: { state: "down" } });
+      expect(Number(health.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(ctx.logs.some((line) => line.includes("Failed query"))).toBe(false);
 
       await admin.unsafe(`alter database "${name}" allow_connections true`);

@@ -16,3 +16,16 @@ export const HealthResponse = t.Object(
     description: "Service liveness, answered from memory; the database state comes from a background probe.",
   },
 );
+
+/** While the database is down: the health fields, and the error body every 503 carries. */
+export const HealthDegradedResponse = t.Composite(
+  [
+    HealthResponse,
+    t.Object({
+      message: t.String(),
+      errorCode: t.Literal("SERVICE_UNAVAILABLE"),
+      requestId: t.String(),
+    }),
+  ],
+  { description: "503 while the database is unreachable, with Retry-After." },
+);

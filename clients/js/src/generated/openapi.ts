@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getApiV1AccountsCurrent"];
         /**
          * Replace the account's settings (platform administrators only)
-         * @description Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED. `name` and `is_active` are required. Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`. An inactive account's keys and tokens answer 403 FORBIDDEN.
+         * @description Needs the JWT of a user listed in ADMIN_EMAILS, else 403 ADMIN_REQUIRED whatever the body holds. `name` and `is_active` are required. Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`. An inactive account's keys and tokens answer 403 FORBIDDEN.
          */
         put: operations["putApiV1AccountsCurrent"];
         post?: never;
@@ -25,7 +25,7 @@ export interface paths {
         head?: never;
         /**
          * Change some account settings
-         * @description Everyone may change `onboarding_checklist_status`, whose keys are merged into the stored object (PUT replaces it); `name`, `is_active` and `payment_customer_id` need a platform administrator's JWT (else 403 ADMIN_REQUIRED). Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`.
+         * @description Everyone may change `onboarding_checklist_status`, whose keys are merged into the stored object (PUT replaces it); `name`, `is_active` and `payment_customer_id` need a platform administrator's JWT (else 403 ADMIN_REQUIRED, before their values are checked). Bodies use the record's names: `name`, `is_active`, `onboarding_checklist_status`, `payment_customer_id`.
          */
         patch: operations["patchApiV1AccountsCurrent"];
         trace?: never;
@@ -655,7 +655,7 @@ export interface paths {
         };
         /**
          * List training jobs
-         * @description Newest first; `status` filters by state (queued, running, completed, failed).
+         * @description Newest first; `status` filters by state (queued, running, completed, failed). Besides the trainings the account started, the list holds those the service starts itself after end users with interactions were erased (so the served model stops reflecting them within 24 hours); those do not count against the plan's trainings per day, and their publication decision or error says why they ran.
          */
         get: operations["getApiV1PipelineJobs"];
         put?: never;
@@ -1119,7 +1119,7 @@ export interface paths {
         };
         /**
          * Service health (no authentication)
-         * @description 503 with `status: degraded` while the database is unreachable.
+         * @description 503 with `status: degraded`, Retry-After and the error fields (`message`, `errorCode` SERVICE_UNAVAILABLE, `requestId`) while the database is unreachable.
          */
         get: operations["getHealth"];
         put?: never;
@@ -13875,26 +13875,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service liveness, answered from memory; the database state comes from a background probe. */
+            /** @description SERVICE_UNAVAILABLE: the database cannot be reached; retry after Retry-After */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        database: {
-                            /** Format: date-time */
-                            checkedAt: string | null;
-                            /** @enum {string} */
-                            kind: "pglite" | "postgres";
-                            latencyMs: number | null;
-                            /** @enum {string} */
-                            state: "up" | "down" | "unknown";
-                        };
-                        /** @enum {string} */
-                        status: "ok" | "degraded";
-                        uptimeSeconds: number;
-                        version: string;
+                        /**
+                         * @description Stable code for programs
+                         * @enum {string}
+                         */
+                        errorCode: "SERVICE_UNAVAILABLE";
+                        /** @description What went wrong, in words */
+                        message: string;
+                        /** @description The X-Request-Id of the request, to give to support */
+                        requestId: string;
                     };
                 };
             };
