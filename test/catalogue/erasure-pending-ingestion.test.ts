@@ -250,8 +250,16 @@ describe("erasure while a bulk-ingestion job with the end user's records is stil
     const erased = await erasure!;
     expect(answeredBeforeChunkCommitted).toBe(false);
     expect(erased.status).toBe(200);
-    // The earlier view, and the view of p1 the second chunk wrote while the erasure waited.
-    expect(erased.body.deleted).toEqual({ ...noneDeleted, interactions: 2 });
+    // The earlier view, and the view of p1 the second chunk wrote while the erasure waited. On a busy machine
+    // the erasure can be sent, or reach the store, only after the third chunk began: it then waits for that
+    // one too and also deletes and counts its purchase (an interaction and an order). Either way nothing of
+    // the end user is left once it answers, and nothing comes back after.
+    const { interactions, orders } = erased.body.deleted;
+    expect([
+      { interactions: 2, orders: 0 },
+      { interactions: 3, orders: 1 },
+    ]).toContainEqual({ interactions, orders });
+    expect(erased.body.deleted).toEqual({ ...noneDeleted, interactions, orders });
     await expectOnlyBystanderApplied(setup);
   }, 30_000);
 });
