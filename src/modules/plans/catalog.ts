@@ -53,7 +53,7 @@ export const BUILT_IN_PLANS: PlanTableType = {
     features: [
       "All recommendation strategies",
       "Publishable keys for the browser",
-      "Hourly retraining",
+      "Training up to every hour (24 a day)",
       "Priority support",
     ],
   },
@@ -71,7 +71,7 @@ export const BUILT_IN_PLANS: PlanTableType = {
     features: [
       "All recommendation strategies",
       "Publishable keys for the browser",
-      "Retraining every 15 minutes",
+      "Training up to every 15 minutes (96 a day)",
       "Dedicated support",
     ],
   },
