@@ -187,6 +187,36 @@ describe("erasure while a bulk-ingestion job with the end user's records is stil
     await expectOnlyBystanderApplied(setup);
   });
 
+  test("an end user only named by a queued job is erased from it (200, nothing else to delete), not 404", async () => {
+    const workerId = `erasure-test:${crypto.randomUUID()}`;
+    const setup = await setUp(workerId);
+    // A second job names "newcomer", who is not stored.
+    const [row] = await setup.ctx.deps.database.rows<{ id: number }>(
+      sql`insert into ingestion_jobs (account_id, task_id, status, payload, total_interactions, claimed_by,
+            heartbeat_at, attempts, started_at)
+          values (${setup.accountId}, ${crypto.randomUUID()}, 'processing',
+            ${JSON.stringify({ interactions: [view("newcomer", "p1"), view("bystander", "p2")] })}::jsonb, 2,
+            ${workerId}, now(), 1, now())
+          returning id::int as id`,
+    );
+    const second = { ...setup, jobId: row!.id };
+    const erased = await setup.ctx.request("DELETE", "/api/v1/end-users/external/newcomer", {
+      apiKey: setup.apiKey,
+    });
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ externalId: "newcomer", erased: true });
+    expect(erased.body.deleted).toEqual({ ...noneDeleted, interactions: 0 });
+    expect((await storedJob(second)).payload).not.toContain("newcomer");
+    await runJob(second, workerId);
+    expect((await holdings(second, "newcomer")).endUser).toBe(0);
+    expect((await holdings(second, "bystander")).interactions).toBe(1);
+    // Named by no job and not stored: 404 as before.
+    const unknown = await setup.ctx.request("DELETE", "/api/v1/end-users/external/stranger", {
+      apiKey: setup.apiKey,
+    });
+    expect(unknown.status).toBe(404);
+  });
+
   test("a job paused between chunks applies none of the user's remaining records; deleted counts what it wrote", async () => {
     const workerId = `erasure-test:${crypto.randomUUID()}`;
     const setup = await setUp(workerId);

@@ -113,6 +113,14 @@ export function ingestionScrubStatements(
   ];
 }
 
+const NOTHING_DELETED: ErasureResult["deleted"] = {
+  interactions: 0,
+  searches: 0,
+  recommendations: 0,
+  orders: 0,
+  attributions: 0,
+};
+
 /**
  * Right to erasure: hard-deletes the end user and every interaction, search, recommendation log, order and
  * attribution of theirs in one transaction, scrubs them from ingestion jobs (a bulk job accepted earlier and not
@@ -145,8 +153,16 @@ export async function eraseEndUser({
       lockIngestionJobsNaming(accountId, input.externalId),
       tx,
     );
+    const pendingJobIds = pendingJobs.map((job) => Number(job.id));
     const [user] = await endUserLookupQuery(tx, accountId, input.externalId).for("update");
-    if (user === undefined) throw notFound("End user");
+    if (user === undefined) {
+      if (pendingJobIds.length === 0) throw notFound("End user");
+      // Not stored yet, only named by a bulk request still to be applied: the erasure takes their records
+      // out of it, so the job never creates them, and answers as for an end user who had nothing else.
+      for (const statement of ingestionScrubStatements(accountId, input.externalId, pendingJobIds))
+        await database.rows(statement, tx);
+      return { endUserId: null, deleted: NOTHING_DELETED };
+    }
     // The recommendation-log writers (log and attribution queues) hold this lock shared while they write: one
     // under way is waited for, and one that starts later finds the end user gone and writes nothing for them.
     await lockRecommendationLogs(tx, accountId);
@@ -162,7 +178,6 @@ export async function eraseEndUser({
       attributions: await count(statements.attributions),
     };
     await database.rows(statements.endUser, tx);
-    const pendingJobIds = pendingJobs.map((job) => Number(job.id));
     for (const statement of ingestionScrubStatements(accountId, input.externalId, pendingJobIds))
       await database.rows(statement, tx);
     // Last: the account's counter row stays locked only until the commit that follows.
@@ -170,12 +185,14 @@ export async function eraseEndUser({
     return { endUserId: user.id, deleted };
   });
 
-  const event = { accountId, externalId: input.externalId, endUserId: erased.endUserId };
-  deps.events.endUserErased.emit(event);
-  await notifyEndUserErased(database, event).catch((error: unknown) => {
-    // The data is gone either way; other processes' caches then expire with their own TTLs.
-    deps.logger.error("could not announce an end-user erasure", { accountId, error });
-  });
+  if (erased.endUserId !== null) {
+    const event = { accountId, externalId: input.externalId, endUserId: erased.endUserId };
+    deps.events.endUserErased.emit(event);
+    await notifyEndUserErased(database, event).catch((error: unknown) => {
+      // The data is gone either way; other processes' caches then expire with their own TTLs.
+      deps.logger.error("could not announce an end-user erasure", { accountId, error });
+    });
+  }
   return {
     externalId: input.externalId,
     erased: true,

@@ -442,7 +442,7 @@ export interface paths {
         post?: never;
         /**
          * Erase an end user (right to erasure)
-         * @description Hard-deletes the end user with all their interactions, searches, recommendation logs and orders in one transaction and answers the counts. Caches in every process forget the user at once; the next training no longer sees them.
+         * @description Hard-deletes the end user with all their interactions, searches, recommendation logs and orders in one transaction and answers the counts. Caches in every process forget the user at once; the next training no longer sees them. Bulk-ingestion jobs accepted earlier and not yet done apply none of their records afterwards; an end user only named by such a job is erased from it (every count 0). Anyone else unknown: 404.
          */
         delete: operations["deleteApiV1End-usersExternalByExternal_user_id"];
         options?: never;
