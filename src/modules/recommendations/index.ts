@@ -171,7 +171,8 @@ function recommendationsRoutes(deps: AppDeps) {
           description:
             "Collaborative and content similarity from the trained model (category and brand closeness without " +
             "one); the product itself is excluded and no end-user history filter applies. `include_explanation` " +
-            "adds a sentence (`explanation_level=detailed` appends the signal and score). Unknown or deleted " +
+            "adds a sentence (`explanation_level=detailed` appends the signal and score; a publishable key gets " +
+            "a generic reason at any level). Unknown or deleted " +
             "products answer 404. Defaults: limit 100, skip 0.",
         },
       },

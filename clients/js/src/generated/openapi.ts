@@ -971,7 +971,7 @@ export interface paths {
         };
         /**
          * Products similar to a product
-         * @description Collaborative and content similarity from the trained model (category and brand closeness without one); the product itself is excluded and no end-user history filter applies. `include_explanation` adds a sentence (`explanation_level=detailed` appends the signal and score). Unknown or deleted products answer 404. Defaults: limit 100, skip 0.
+         * @description Collaborative and content similarity from the trained model (category and brand closeness without one); the product itself is excluded and no end-user history filter applies. `include_explanation` adds a sentence (`explanation_level=detailed` appends the signal and score; a publishable key gets a generic reason at any level). Unknown or deleted products answer 404. Defaults: limit 100, skip 0.
          */
         get: operations["getApiV1RecommendationsProductsExternalByExternal_product_idSimilar"];
         put?: never;
