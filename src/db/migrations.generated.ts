@@ -13,6 +13,7 @@ import m10 from "../../drizzle/0010_foreign_key_indexes.sql" with { type: "text"
 import m11 from "../../drizzle/0011_event_rows_account_key.sql" with { type: "text" };
 import m12 from "../../drizzle/0012_erasure_retraining.sql" with { type: "text" };
 import m13 from "../../drizzle/0013_ingestion_payload_revision.sql" with { type: "text" };
+import m14 from "../../drizzle/0014_clamp_amounts.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly { tag: string; sql: string }[] = [
   { tag: "0011_event_rows_account_key", sql: m11 },
   { tag: "0012_erasure_retraining", sql: m12 },
   { tag: "0013_ingestion_payload_revision", sql: m13 },
+  { tag: "0014_clamp_amounts", sql: m14 },
 ];

@@ -4,9 +4,21 @@
  * TypeBox integer is checked by the compiled validator alone. JSON bodies and responses carry real numbers,
  * so nothing is lost. Path and query parameters, which arrive as strings, keep `t.Integer` / `t.Numeric`.
  */
-import { type IntegerOptions, Kind, Type, TypeRegistry } from "@sinclair/typebox";
+import { type IntegerOptions, Kind, type NumberOptions, Type, TypeRegistry } from "@sinclair/typebox";
 
 export const JsonInteger = (options?: IntegerOptions) => Type.Integer(options);
+
+/**
+ * The largest price, interaction value or price range the service takes: far above any real order in any
+ * currency, and small enough that sums of them and of their squares (mean ratings, revenue and its variance
+ * in online metrics and experiment results) stay finite. Without it one interaction of 1e160, which a
+ * publishable key may send, overflowed every mean rating of its account and broke its recommendations.
+ */
+export const MAX_AMOUNT = 1e12;
+
+/** A positive amount of at most `MAX_AMOUNT`: a price, a rating, a purchase's revenue. */
+export const Amount = (options: NumberOptions & { description: string }) =>
+  Type.Number({ exclusiveMinimum: 0, maximum: MAX_AMOUNT, ...options });
 
 export const MAX_ATTRIBUTE_KEYS = 100;
 export const MAX_ATTRIBUTES_JSON_BYTES = 16 * 1024;

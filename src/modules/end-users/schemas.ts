@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { Attributes, MAX_AMOUNT, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { Interaction } from "../interactions/schemas";
 import { PageQuery } from "../products/schemas";
 
@@ -11,8 +11,8 @@ export const EndUserCreate = t.Object(
       description: "The shop's own identifier of the end user, unique per account.",
     }),
     preferredCategories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
-    priceRangeMin: t.Optional(t.Number({ minimum: 0 })),
-    priceRangeMax: t.Optional(t.Number({ minimum: 0 })),
+    priceRangeMin: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT })),
+    priceRangeMax: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT })),
     attributes: t.Optional(Attributes("Free key/value pairs.")),
   },
   {
@@ -26,10 +26,10 @@ export const EndUserPatch = t.Object(
   {
     preferredCategories: t.Optional(EndUserCreate.properties.preferredCategories),
     priceRangeMin: t.Optional(
-      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+      t.Union([t.Number({ minimum: 0, maximum: MAX_AMOUNT }), t.Null()], { description: "null clears it" }),
     ),
     priceRangeMax: t.Optional(
-      t.Union([t.Number({ minimum: 0 }), t.Null()], { description: "null clears it" }),
+      t.Union([t.Number({ minimum: 0, maximum: MAX_AMOUNT }), t.Null()], { description: "null clears it" }),
     ),
     attributes: t.Optional(Attributes("Replaces the stored attributes as a whole.")),
   },

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { Amount, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 import { PageQuery } from "../products/schemas";
 
 export const INTERACTION_TYPES = [
@@ -58,10 +58,10 @@ export const InteractionCreate = t.Object(
     value: t.Optional(
       // Defaulted to 1 where it is stored, not here: a PURCHASE sent without a value is credited with the
       // product's price (attribution), which a schema default would hide.
-      t.Number({
-        exclusiveMinimum: 0,
+      Amount({
         description:
-          "Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price).",
+          "Greater than 0 and at most 10^12; default 1; the rating for RATING; a PURCHASE's revenue " +
+          "(default: the price).",
       }),
     ),
   },

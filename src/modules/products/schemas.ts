@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
+import { Amount, Attributes, UNKNOWN_QUERY_IGNORED } from "../../http/schema-types";
 
 const externalId = t.String({
   minLength: 1,
@@ -10,7 +10,7 @@ const externalId = t.String({
 const productFields = {
   name: t.String({ minLength: 1, maxLength: 500 }),
   description: t.Optional(t.String({ maxLength: 20_000 })),
-  price: t.Number({ exclusiveMinimum: 0, description: "Must be greater than 0." }),
+  price: Amount({ description: "Greater than 0, at most 10^12." }),
   category: t.String({
     minLength: 1,
     maxLength: 255,

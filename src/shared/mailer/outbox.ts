@@ -30,9 +30,9 @@ export class OutboxMailer implements Mailer {
       "",
     ].join("\r\n");
     await writeFile(file, eml, { mode: 0o600 });
-    // Without SMTP the log is how a local operator finds the link, so it is logged here on purpose.
+    // Without SMTP the log is how a local operator finds the link, so it is logged here on purpose. The
+    // addressee is not: an e-mail address is personal data, and the file beside the link names it.
     this.logger.info("mail written to outbox", {
-      to: message.to,
       subject: message.subject,
       file,
       link: message.actionLink,

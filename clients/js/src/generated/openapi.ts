@@ -7799,7 +7799,7 @@ export interface operations {
                          * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
                          */
                         timestamp?: string;
-                        /** @description Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
+                        /** @description Greater than 0 and at most 10^12; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
                         value?: number;
                     }[];
                     /** @description At most 1000 products, each as the body of POST /api/v1/products/ ({externalId, name, price, category, description?, brand?, inStock?, attributes?}); upserted by externalId (a soft-deleted product is revived). */
@@ -7817,7 +7817,7 @@ export interface operations {
                         /** @description Defaults to true. */
                         inStock?: boolean;
                         name: string;
-                        /** @description Must be greater than 0. */
+                        /** @description Greater than 0, at most 10^12. */
                         price: number;
                     }[];
                     /** @description At most 1000 end users, each as the body of POST /api/v1/end-users/ ({externalId, preferredCategories?, priceRangeMin?, priceRangeMax?, attributes?}); upserted by externalId. */
@@ -8448,7 +8448,7 @@ export interface operations {
                      * @description ISO 8601 date-time; default now; at most 5 minutes in the future.
                      */
                     timestamp?: string;
-                    /** @description Greater than 0; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
+                    /** @description Greater than 0 and at most 10^12; default 1; the rating for RATING; a PURCHASE's revenue (default: the price). */
                     value?: number;
                 };
             };
@@ -9869,7 +9869,7 @@ export interface operations {
                     /** @description Defaults to true. */
                     inStock?: boolean;
                     name: string;
-                    /** @description Must be greater than 0. */
+                    /** @description Greater than 0, at most 10^12. */
                     price: number;
                 };
             };
@@ -10288,7 +10288,7 @@ export interface operations {
                     /** @description Defaults to true. */
                     inStock?: boolean;
                     name: string;
-                    /** @description Must be greater than 0. */
+                    /** @description Greater than 0, at most 10^12. */
                     price: number;
                 };
             };
@@ -10689,7 +10689,7 @@ export interface operations {
                     description?: string | null;
                     inStock?: boolean;
                     name?: string;
-                    /** @description Must be greater than 0. */
+                    /** @description Greater than 0, at most 10^12. */
                     price?: number;
                 };
             };
