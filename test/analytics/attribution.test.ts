@@ -255,10 +255,11 @@ describe("attribution", () => {
 
   test("bulk interactions accept a recommendation id and are credited like single ones", async () => {
     const ctx = await sharedTestContext();
-    const { tenant } = await createShop(ctx, catalogue(12));
+    const { tenant, byId } = await createShop(ctx, catalogue(12));
     await interact(ctx, tenant, "u1", "p1");
     const answer = await personalised(ctx, tenant, "u1");
     const product = answer.items[4]!.externalId;
+    const other = answer.items[2]!.externalId;
     const accepted = await ctx.request("POST", "/api/v1/ingestion/batch", {
       apiKey: tenant.apiKey,
       body: {
@@ -270,19 +271,29 @@ describe("attribution", () => {
             value: 12.5,
             recommendation_id: answer.recommendationId,
           },
+          // No value sent: credited with the product's price, as a single create is.
+          {
+            external_user_id: "u1",
+            external_product_id: other,
+            interaction_type: "PURCHASE",
+            recommendation_id: answer.recommendationId,
+          },
         ],
       },
     });
     expect(accepted.status).toBe(202);
     const deadline = Date.now() + 30_000;
     let rows: AttributionRow[] = [];
-    while (rows.length === 0 && Date.now() < deadline) {
+    while (rows.length < 2 && Date.now() < deadline) {
       await Bun.sleep(50);
       rows = await attributions(ctx, tenant);
     }
-    expect(rows.map((r) => [r.recommendation_id, r.external_id, r.position, r.revenue])).toEqual([
-      [answer.recommendationId, product, 4, 12.5],
-    ]);
+    expect(rows.map((r) => [r.recommendation_id, r.external_id, r.position, r.revenue]).sort()).toEqual(
+      [
+        [answer.recommendationId, product, 4, 12.5],
+        [answer.recommendationId, other, 2, byId.get(other)!.price],
+      ].sort(),
+    );
   });
 
   test("a recommendation id that is not a UUID is a 422 and records nothing", async () => {

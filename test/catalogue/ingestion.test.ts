@@ -33,7 +33,7 @@ describe("POST /api/v1/ingestion/batch", () => {
           { externalId: "u2", priceRangeMin: -5 },
         ],
         interactions: [
-          { external_user_id: "u1", external_product_id: "p1", interaction_type: "purchase", value: 2 },
+          { external_user_id: "u1", external_product_id: "p1", interaction_type: "purchase", value: 180 },
           {
             external_user_id: "u9",
             external_product_id: "p4",
@@ -96,7 +96,7 @@ describe("POST /api/v1/ingestion/batch", () => {
       "PURCHASE",
     ]);
     expect(u1.body.orders).toEqual([
-      { external_product_id: "p1", quantity: 2, unit_price: 100, timestamp: expect.any(String) },
+      { external_product_id: "p1", quantity: 1, unit_price: 180, timestamp: expect.any(String) },
     ]);
     // An interaction's unknown end user is created; its SEARCH is recorded as a search.
     const u9 = await ctx.request("GET", "/api/v1/end-users/external/u9/export", { apiKey });

@@ -37,7 +37,7 @@ describe("POST /api/v1/interactions/", () => {
     expect((await ctx.request("GET", "/api/v1/end-users/external/u-new", { apiKey })).status).toBe(200);
   }, 30_000);
 
-  test("PURCHASE records an order and SEARCH a search, visible in the user's export", async () => {
+  test("PURCHASE records an order of what was paid and SEARCH a search, visible in the user's export", async () => {
     const ctx = await sharedTestContext();
     const { apiKey } = await registerTenant(ctx);
     await withProduct(ctx, apiKey, "p1", 12.5);
@@ -48,11 +48,23 @@ describe("POST /api/v1/interactions/", () => {
         external_user_id: "u",
         external_product_id: "p1",
         interaction_type: "Purchase",
-        value: 3,
+        value: 37.5,
         timestamp: at,
       },
     });
     expect(buy.status).toBe(200);
+    // Without a value, what was paid is the product's price.
+    const later = "2024-05-02T10:00:00.000Z";
+    const again = await ctx.request("POST", "/api/v1/interactions/", {
+      apiKey,
+      body: {
+        external_user_id: "u",
+        external_product_id: "p1",
+        interaction_type: "PURCHASE",
+        timestamp: later,
+      },
+    });
+    expect(again.status).toBe(200);
     expect(buy.body.timestamp).toBe(at);
     const search = await ctx.request("POST", "/api/v1/interactions/", {
       apiKey,
@@ -66,7 +78,8 @@ describe("POST /api/v1/interactions/", () => {
     expect(search.body.query).toBe("red shoes");
     const exported = await ctx.request("GET", "/api/v1/end-users/external/u/export", { apiKey });
     expect(exported.body.orders).toEqual([
-      { external_product_id: "p1", quantity: 3, unit_price: 12.5, timestamp: at },
+      { external_product_id: "p1", quantity: 1, unit_price: 12.5, timestamp: later },
+      { external_product_id: "p1", quantity: 1, unit_price: 37.5, timestamp: at },
     ]);
     expect(exported.body.searches).toEqual([
       { query: "red shoes", external_product_id: "p1", timestamp: expect.any(String) },

@@ -309,8 +309,8 @@ export async function applyInteractions(
       from unnest(
         ${numberArray(purchases.map((r) => r.endUserId))}::bigint[],
         ${numberArray(purchases.map((r) => r.product.id))}::bigint[],
-        ${numberArray(purchases.map((r) => r.i.value))}::float8[],
-        ${numberArray(purchases.map((r) => r.product.price))}::float8[],
+        ${numberArray(purchases.map(() => 1))}::float8[],
+        ${numberArray(purchases.map((r) => r.i.sentValue ?? r.product.price))}::float8[],
         ${textArray(purchases.map((r) => r.i.occurredAt.toISOString()))}::timestamptz[]
       ) as r(end_user_id, product_id, quantity, unit_price, occurred_at)`);
   }
@@ -337,7 +337,7 @@ export async function applyInteractions(
       interactionType: i.type,
       value: i.value,
       occurredAt: i.occurredAt,
-      revenue: i.type === "PURCHASE" ? i.value : 0,
+      revenue: i.type === "PURCHASE" ? (i.sentValue ?? product.price) : 0,
       ...(i.recommendationId === undefined ? {} : { recommendationId: i.recommendationId }),
     });
   }

@@ -42,6 +42,8 @@ export interface CheckedInteraction {
   externalProductId: string;
   type: string;
   value: number;
+  /** A PURCHASE's revenue: its `value` when one was sent; without one the product's price (see `revenueOf`). */
+  sentValue: number | undefined;
   occurredAt: Date;
   query: string | null;
   recommendationId: string | undefined;
@@ -61,6 +63,7 @@ export function checkInteraction(record: unknown, now: number): Checked<CheckedI
       externalProductId: r.external_product_id,
       type: r.interaction_type.toUpperCase(),
       value: r.value ?? 1,
+      sentValue: r.value,
       occurredAt,
       query: r.query ?? null,
       recommendationId: r.recommendation_id,

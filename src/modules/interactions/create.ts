@@ -104,8 +104,9 @@ export async function createInteraction({
           accountId,
           endUserId,
           productId: product.id,
-          quantity: value,
-          unitPrice: product.price,
+          // A PURCHASE's value is what was paid, as its credited revenue: one order of that amount.
+          quantity: 1,
+          unitPrice: input.value ?? product.price,
           occurredAt,
         });
       } else if (type === "SEARCH") {

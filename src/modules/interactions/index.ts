@@ -41,8 +41,8 @@ function interactionsRoutes(deps: AppDeps) {
             "Records what an end user did with a product. Types VIEW, CLICK, CART, PURCHASE, RATING, LIKE, " +
             "DISLIKE, SEARCH in any letter case (stored upper-case). An unknown end user is created (and counts " +
             "against the plan's maxEndUsers: past it, 429 PLAN_LIMIT_EXCEEDED and nothing is written); an unknown " +
-            "or deleted product answers 404. A PURCHASE also records an order (quantity = value, at the " +
-            "product's price), a SEARCH a search. A CLICK, CART or PURCHASE is credited to the recommendation " +
+            "or deleted product answers 404. A PURCHASE also records an order (quantity 1, at its `value`, or " +
+            "the product's price when none is sent), a SEARCH a search. A CLICK, CART or PURCHASE is credited to the recommendation " +
             "answer named by `recommendation_id` (when it showed the product), else to the latest answer that " +
             "showed the product to this end user within 24 hours; a PURCHASE's credited revenue is its `value`, " +
             "or the product's price when none is sent. Publishable keys with scope interactions:write may call it.",
