@@ -75,6 +75,16 @@ export function messageFor(error: TypeBoxError): string {
   return error.message ?? "is invalid";
 }
 
+/**
+ * The issue's `type`: the check that failed, by name (`value_error.object_required_property`,
+ * `value_error.string_max_length`, `value_error.number_exclusive_minimum`), not TypeBox's number for it.
+ */
+function typeOf(error: TypeBoxError): string {
+  const name = error.type === undefined ? undefined : ValueErrorType[error.type];
+  if (name === undefined) return "value_error";
+  return `value_error.${name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()}`;
+}
+
 /** One issue per location: TypeBox reports a missing field twice (required, then wrong type). */
 export function issuesOf(error: ValidationError): ValidationIssue[] {
   const where: Where = error.type === "params" ? "path" : (error.type as Where);
@@ -85,7 +95,7 @@ export function issuesOf(error: ValidationError): ValidationIssue[] {
     const key = JSON.stringify(loc);
     if (seen.has(key)) continue;
     seen.add(key);
-    issues.push({ loc, msg: messageFor(entry), type: `value_error.${entry.type ?? "invalid"}` });
+    issues.push({ loc, msg: messageFor(entry), type: typeOf(entry) });
   }
   return issues.length > 0 ? issues : [{ loc: [where], msg: "is invalid", type: "value_error" }];
 }

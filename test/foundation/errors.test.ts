@@ -72,6 +72,12 @@ describe("error mapping", () => {
     expect(locs).toContain("body.name");
     expect(locs).toContain("body.price");
     for (const d of res.body.detail) expect(typeof d.msg).toBe("string");
+    // `type` names the failed check in words a client can test for, never TypeBox's number for it.
+    const types = Object.fromEntries(
+      (res.body.detail as { loc: string[]; type: string }[]).map((d) => [d.loc.join("."), d.type]),
+    );
+    expect(types["body.name"]).toBe("value_error.string_max_length");
+    expect(types["body.price"]).toBe("value_error.number_exclusive_minimum");
   });
 
   test("unknown body fields are rejected with 422", async () => {
@@ -81,6 +87,13 @@ describe("error mapping", () => {
       body: JSON.stringify({ name: "ok", price: 1, internal_target_score: 3 }),
     });
     expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([
+      {
+        loc: ["body", "internal_target_score"],
+        msg: "is not an accepted field",
+        type: "value_error.object_additional_properties",
+      },
+    ]);
   });
 
   test("malformed JSON answers 422, not 500", async () => {
