@@ -102,6 +102,47 @@ describe("typed client in Bun", () => {
     expect(error.message).toContain("http://127.0.0.1:9/api/v1/products/");
   });
 
+  test("an error page that is not the service's JSON gets a code from its status, never a made-up NOT_FOUND", async () => {
+    const pages = new Map([
+      ["/bad", 400],
+      ["/big", 413],
+      ["/gone", 404],
+      ["/down", 502],
+    ]);
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) =>
+        new Response("<html>proxy error</html>", {
+          status: pages.get(new URL(request.url).pathname.replace("/api/v1/products/external", "")) ?? 500,
+          headers: { "content-type": "text/html" },
+        }),
+    });
+    try {
+      const client = new RecsClient({
+        baseUrl: `http://127.0.0.1:${proxy.port}`,
+        apiKey: secretKey(),
+        retry: { retries: 0 },
+      });
+      const codes: Record<string, unknown> = {};
+      for (const page of pages.keys()) {
+        const error = await client
+          .request("get", "/api/v1/products/external/{external_id}", { path: { external_id: page.slice(1) } })
+          .catch((e) => e);
+        expect(error).toBeInstanceOf(RecsApiError);
+        codes[page] = [error.status, error.errorCode];
+      }
+      expect(codes).toEqual({
+        "/bad": [400, "UNEXPECTED_RESPONSE"],
+        "/big": [413, "PAYLOAD_TOO_LARGE"],
+        "/gone": [404, "NOT_FOUND"],
+        "/down": [502, "INTERNAL_ERROR"],
+      });
+    } finally {
+      proxy.stop(true);
+    }
+  });
+
   test("retries a 503 after the Retry-After it names, and succeeds", async () => {
     // One overloaded answer in front of the real service, as a load balancer would give it.
     const seen: number[] = [];

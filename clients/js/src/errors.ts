@@ -1,6 +1,29 @@
-import type { ErrorCode } from "./generated/openapi";
+import type { ErrorCode as ServiceErrorCode } from "./generated/openapi";
 
-export type { ErrorCode };
+/**
+ * The service's error codes, and `UNEXPECTED_RESPONSE` for an error answer that is not the service's JSON
+ * (a proxy's or load balancer's page) and whose status names none of them.
+ */
+export type ErrorCode = ServiceErrorCode | "UNEXPECTED_RESPONSE";
+
+/** The code of an error answer without the service's JSON body, from its status. */
+export function errorCodeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 404:
+      return "NOT_FOUND";
+    case 405:
+      return "METHOD_NOT_ALLOWED";
+    case 413:
+      return "PAYLOAD_TOO_LARGE";
+    case 415:
+      return "UNSUPPORTED_MEDIA_TYPE";
+    case 429:
+      return "RATE_LIMITED";
+    case 503:
+      return "SERVICE_UNAVAILABLE";
+  }
+  return status >= 500 ? "INTERNAL_ERROR" : "UNEXPECTED_RESPONSE";
+}
 
 /** One entry per invalid field of a 422 answer. */
 export interface ValidationIssue {

@@ -6,7 +6,13 @@
  *   const recs = new RecsClient({ baseUrl: "https://recs.example", apiKey: "sk_live_…" });
  *   const page = await recs.recommendations.homepage("u42");
  */
-import { type ErrorCode, RecsApiError, RecsNetworkError, type ValidationIssue } from "./errors";
+import {
+  type ErrorCode,
+  errorCodeForStatus,
+  RecsApiError,
+  RecsNetworkError,
+  type ValidationIssue,
+} from "./errors";
 import type { components, operations, paths } from "./generated/openapi";
 
 export type { components, ErrorCode, operations, paths, ValidationIssue };
@@ -242,14 +248,15 @@ async function toApiError(response: Response): Promise<RecsApiError> {
   const text = await response.text();
   let body: { message?: string; errorCode?: string; requestId?: string; detail?: ValidationIssue[] } = {};
   try {
-    body = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "object" && parsed !== null) body = parsed;
   } catch {
     // Not our JSON body (a proxy's page): keep the status and what the headers say.
   }
   return new RecsApiError(
     response.status,
     body.message ?? `HTTP ${response.status}`,
-    (body.errorCode ?? (response.status >= 500 ? "INTERNAL_ERROR" : "NOT_FOUND")) as ErrorCode,
+    (body.errorCode as ErrorCode | undefined) ?? errorCodeForStatus(response.status),
     body.requestId ?? response.headers.get("x-request-id") ?? "",
     body.detail,
     retryAfterSeconds(response.headers.get("retry-after")),
