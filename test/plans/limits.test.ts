@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { products } from "../../src/db/schema";
 import { assertCatalogueCapacity, assertTrainingAllowed } from "../../src/modules/plans";
+import { SESSION_REQUESTS_PER_MINUTE } from "../../src/modules/plans/enforcer";
 import { AppError } from "../../src/shared/errors";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { trackTempDir } from "../helpers/temp-dirs";
@@ -76,6 +77,8 @@ async function setPlan(tenant: Tenant, plan: string, status = "active"): Promise
 }
 
 const usage = (tenant: Tenant) => ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
+/** API use, which the monthly quota counts (account management does not). */
+const apiUse = (tenant: Tenant) => ctx.request("GET", "/api/v1/products/", { apiKey: tenant.apiKey });
 
 describe("per-minute request limit", () => {
   test("admits the plan's requests per minute with X-RateLimit headers, then 429 RATE_LIMITED with Retry-After", async () => {
@@ -118,9 +121,9 @@ describe("monthly request quota", () => {
     const tenant = await registerTenant(ctx);
     await setPlan(tenant, "QUOTA", "none");
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await usage(tenant)).status);
+    for (let i = 0; i < 5; i++) statuses.push((await apiUse(tenant)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
-    const refused = await usage(tenant);
+    const refused = await apiUse(tenant);
     expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   });
@@ -133,10 +136,60 @@ describe("monthly request quota", () => {
       sql`insert into usage_daily (account_id, day, requests) values (${tenant.accountId}, ${today}::date, 3)`,
     );
     ctx.deps.planEnforcer.forgetBaselines();
-    expect((await usage(tenant)).status).toBe(200);
-    const refused = await usage(tenant);
+    expect((await apiUse(tenant)).status).toBe(200);
+    const refused = await apiUse(tenant);
     expect(refused.status).toBe(429);
     expect(refused.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+  });
+});
+
+describe("the dashboard and account management", () => {
+  test("keep working past the monthly quota, which still holds the shop's traffic whoever sends it", async () => {
+    const tenant = await registerTenant(ctx);
+    await setPlan(tenant, "QUOTA", "none");
+    for (let i = 0; i < 4; i++) expect((await apiUse(tenant)).status).toBe(200);
+    expect((await apiUse(tenant)).body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+    const session = { token: tenant.token };
+    // What the owner needs to see why, upgrade, manage keys and browse the data.
+    expect((await usage(tenant)).status).toBe(200);
+    expect((await ctx.request("GET", "/api/v1/accounts/current", session)).status).toBe(200);
+    expect((await ctx.request("GET", "/api/v1/api-keys/", session)).status).toBe(200);
+    expect((await ctx.request("GET", "/api/v1/products/", session)).status).toBe(200);
+    // Recommendations and events are API use with a token too.
+    const recommend = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      ...session,
+      body: { external_user_id: "someone" },
+    });
+    expect(recommend.status).toBe(429);
+    expect(recommend.body.errorCode).toBe("PLAN_LIMIT_EXCEEDED");
+    // Signing out revokes the session.
+    expect((await ctx.request("POST", "/api/v1/auth/logout", session)).status).toBeLessThan(300);
+    expect((await ctx.request("GET", "/api/v1/accounts/current", session)).body.errorCode).toBe(
+      "TOKEN_REVOKED",
+    );
+  });
+
+  test("a signed-in user's pages have a per-minute window of their own, apart from the shop's", async () => {
+    const shop = await registerTenant(ctx);
+    for (let i = 0; i < 5; i++) expect((await apiUse(shop)).status).toBe(200);
+    expect((await apiUse(shop)).body.errorCode).toBe("RATE_LIMITED");
+    const page = await ctx.request("GET", "/api/v1/products/", { token: shop.token });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("x-ratelimit-limit")).toBe(String(SESSION_REQUESTS_PER_MINUTE));
+
+    const browsing = await registerTenant(ctx);
+    for (let i = 0; i < 20; i++) {
+      expect((await ctx.request("GET", "/api/v1/pipeline/jobs", { token: browsing.token })).status).toBe(200);
+    }
+    const shopRequest = await apiUse(browsing);
+    expect(shopRequest.status).toBe(200);
+    expect(shopRequest.headers.get("x-ratelimit-remaining")).toBe("4");
+    // A signed-in user's recommendation requests are the shop's traffic: the shop's window.
+    const recommend = await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      token: browsing.token,
+      body: { external_user_id: "someone" },
+    });
+    expect(recommend.headers.get("x-ratelimit-remaining")).toBe("3");
   });
 });
 

@@ -13,10 +13,19 @@ beforeAll(async () => {
 const today = () => new Date().toISOString().slice(0, 10);
 
 describe("GET /api/v1/accounts/usage", () => {
-  test("counts every admitted request, including this one, and work recorded with recordUsage", async () => {
+  test("counts API use (a key's requests, a signed-in user's recommendations and events) and work recorded with recordUsage", async () => {
     const tenant = await registerTenant(ctx);
+    // Counted: a key's request, and a signed-in user's recommendation request (the playground's).
+    await ctx.request("GET", "/api/v1/products/", { apiKey: tenant.apiKey });
+    await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
+    await ctx.request("POST", "/api/v1/recommendations/personalized/query", {
+      token: tenant.token,
+      body: { external_user_id: "someone" },
+    });
+    // Not counted: account management, and the dashboard's own reads with the user's token.
     await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
     await ctx.request("GET", "/api/v1/sandbox/status", { token: tenant.token });
+    await ctx.request("GET", "/api/v1/products/", { token: tenant.token });
     recordUsage(ctx.deps, tenant.accountId, { recommendations: 4, ingestedRecords: 10 });
     const res = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
     expect(res.status).toBe(200);
@@ -24,7 +33,7 @@ describe("GET /api/v1/accounts/usage", () => {
       plan: "FREE",
       subscriptionStatus: "none",
       requests: 3,
-      recommendations: 4,
+      recommendations: 5,
       ingestedRecords: 10,
       trainings: 0,
     });
@@ -61,9 +70,10 @@ describe("GET /api/v1/usage/summary", () => {
     expect(res.body.plan).toBe("FREE");
     expect(res.body.subscriptionRenewsAt).toBeNull();
     expect(res.body.today.date).toBe(today());
-    expect(res.body.today.requests).toBe(2);
+    // The quick start by key; the summary itself is account management.
+    expect(res.body.today.requests).toBe(1);
     expect(res.body.today.trainings).toBe(1);
-    expect(res.body.month.requests).toBe(2);
+    expect(res.body.month.requests).toBe(1);
     expect(res.body.counts).toEqual({ products: 200, endUsers: 100 });
     expect(res.body.remaining.products).toBe(ctx.deps.plans.FREE!.limits.maxProducts - 200);
   }, 60_000);
@@ -80,6 +90,7 @@ describe("GET /api/v1/usage/summary", () => {
 describe("GET /api/v1/usage/", () => {
   test("answers one point per day of the last 30 days by default, today included", async () => {
     const tenant = await registerTenant(ctx);
+    await ctx.request("GET", "/api/v1/products/", { apiKey: tenant.apiKey });
     const res = await ctx.request("GET", "/api/v1/usage/", { apiKey: tenant.apiKey });
     expect(res.status).toBe(200);
     expect(res.body.length).toBe(30);

@@ -63,6 +63,7 @@ describe("plan guard on Redis (REDIS_URL set)", () => {
   test("requests counted in Redis reach the usage report", async () => {
     const tenant = await registerTenant(ctx);
     await ctx.request("GET", "/api/v1/sandbox/status", { apiKey: tenant.apiKey });
+    await ctx.request("GET", "/api/v1/products/", { apiKey: tenant.apiKey });
     const res = await ctx.request("GET", "/api/v1/accounts/usage", { apiKey: tenant.apiKey });
     expect(res.status).toBe(200);
     expect(res.body.requests).toBe(2);

@@ -76,7 +76,7 @@ afterAll(async () => {
 const burst = async (apiKey: string, n: number) => {
   const statuses: number[] = [];
   for (let i = 0; i < n; i++)
-    statuses.push((await ctx.request("GET", "/api/v1/accounts/usage", { apiKey })).status);
+    statuses.push((await ctx.request("GET", "/api/v1/products/", { apiKey })).status);
   return statuses;
 };
 

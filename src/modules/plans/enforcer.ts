@@ -24,10 +24,21 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** Routes that keep working on a lapsed subscription, so the owner can see usage and pay again. */
+/**
+ * Account management: keeps working on a lapsed subscription and past the monthly quota, so the owner can see
+ * usage, manage keys, pay again and sign out. It is not counted as API use.
+ */
 export const ACCOUNT_MANAGEMENT =
   /^\/api\/v1\/(billing|accounts|usage|plans|system-users|auth|api-keys)(\/|$)/;
+/** What a shop's traffic is made of: counted and limited alike whoever calls, a key or a signed-in user. */
+const SHOP_TRAFFIC = /^\/api\/v1\/(recommendations|interactions|ingestion)(\/|$)/;
 const BULK_INGESTION = /^\/api\/v1\/ingestion\/batch\/?$/;
+/**
+ * A signed-in user's other requests (the dashboard's pages, which poll while a job runs) have a per-minute
+ * window of their own, at least this wide: browsing the dashboard neither uses up the shop's per-minute
+ * budget nor is refused because the shop's traffic did, and it is not counted against the monthly quota.
+ */
+export const SESSION_REQUESTS_PER_MINUTE = 300;
 
 export interface MonthWindow {
   /** YYYY-MM-01 */
@@ -83,12 +94,21 @@ export class PlanEnforcer {
     const now = this.clock();
     const month = monthWindow(now);
     const minute = Math.floor(now / MINUTE_MS);
+    const shopTraffic = SHOP_TRAFFIC.test(request.route);
+    const session = tenant.actor.type === "user" && !shopTraffic;
+    const metered = !session && !ACCOUNT_MANAGEMENT.test(request.route);
     const rules: RateRule[] = [
-      {
-        key: `rpm:${tenant.accountId}:${minute}`,
-        limit: plan.limits.requestsPerMinute,
-        resetAt: (minute + 1) * MINUTE_MS,
-      },
+      session
+        ? {
+            key: `srpm:${tenant.accountId}:${minute}`,
+            limit: Math.max(plan.limits.requestsPerMinute, SESSION_REQUESTS_PER_MINUTE),
+            resetAt: (minute + 1) * MINUTE_MS,
+          }
+        : {
+            key: `rpm:${tenant.accountId}:${minute}`,
+            limit: plan.limits.requestsPerMinute,
+            resetAt: (minute + 1) * MINUTE_MS,
+          },
     ];
     const codes: ErrorCode[] = ["RATE_LIMITED"];
     const bulk = request.method === "POST" && BULK_INGESTION.test(request.route);
@@ -104,14 +124,19 @@ export class PlanEnforcer {
         codes.push("RATE_LIMITED");
       }
     }
-    const decide = (floor: number): void | Promise<void> => {
-      rules.push({
-        key: `mreq:${tenant.accountId}:${month.startDay}`,
-        limit: plan.limits.monthlyRequests,
-        resetAt: month.end,
-        floor,
-      });
-      codes.push("PLAN_LIMIT_EXCEEDED");
+    const decide = (floor: number | undefined): void | Promise<void> => {
+      if (floor !== undefined) {
+        rules.push({
+          key: `mreq:${tenant.accountId}:${month.startDay}`,
+          limit: plan.limits.monthlyRequests,
+          resetAt: month.end,
+          floor,
+        });
+        codes.push("PLAN_LIMIT_EXCEEDED");
+      }
+      const count = () => {
+        if (metered) this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+      };
       const apply = (decision: RateDecision) => {
         const shown = headlineRule(decision.rules, bulk);
         if (!decision.allowed) {
@@ -125,12 +150,12 @@ export class PlanEnforcer {
           });
         }
         Object.assign(request.set.headers, rateLimitHeaders(shown, now));
-        this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+        count();
       };
       const unavailable = (error: unknown) => {
         // A counter store outage must not take the API down with it: admit and say so in the log.
         this.deps.logger.error("rate limiter unavailable; request admitted unchecked", { error });
-        this.deps.usageMeter.record(tenant.accountId, { requests: 1 });
+        count();
       };
       const limiter = this.deps.rateLimiter;
       if (limiter.consumeNow === undefined) return limiter.consume(rules).then(apply, unavailable);
@@ -142,6 +167,7 @@ export class PlanEnforcer {
       }
       return apply(decision);
     };
+    if (!metered) return decide(undefined);
     const baseline = this.monthBaseline(tenant.accountId, month);
     return typeof baseline === "number" ? decide(baseline) : baseline.then(decide);
   };

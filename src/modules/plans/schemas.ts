@@ -2,10 +2,17 @@ import { t } from "elysia";
 
 export const PlanLimits = t.Object(
   {
-    requestsPerMinute: t.Integer({ minimum: 1, description: "Authenticated API requests per minute" }),
+    requestsPerMinute: t.Integer({
+      minimum: 1,
+      description:
+        "API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and " +
+        "ingestion routes. A signed-in user's other requests have a window of their own, at least 300.",
+    }),
     monthlyRequests: t.Integer({
       minimum: 1,
-      description: "Authenticated API requests per calendar month (UTC)",
+      description:
+        "API requests per calendar month (UTC), counted as for requestsPerMinute; account routes " +
+        "(accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it.",
     }),
     maxProducts: t.Integer({
       minimum: 0,

@@ -1801,9 +1801,9 @@ export interface operations {
                             maxEndUsers: number;
                             /** @description Products in the catalogue (soft-deleted ones excluded) */
                             maxProducts: number;
-                            /** @description Authenticated API requests per calendar month (UTC) */
+                            /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                             monthlyRequests: number;
-                            /** @description Authenticated API requests per minute */
+                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
                             requestsPerMinute: number;
                             /** @description Training runs per UTC day */
                             trainingsPerDay: number;
@@ -9620,9 +9620,9 @@ export interface operations {
                                 maxEndUsers: number;
                                 /** @description Products in the catalogue (soft-deleted ones excluded) */
                                 maxProducts: number;
-                                /** @description Authenticated API requests per calendar month (UTC) */
+                                /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                                 monthlyRequests: number;
-                                /** @description Authenticated API requests per minute */
+                                /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
                                 requestsPerMinute: number;
                                 /** @description Training runs per UTC day */
                                 trainingsPerDay: number;
@@ -13667,9 +13667,9 @@ export interface operations {
                             maxEndUsers: number;
                             /** @description Products in the catalogue (soft-deleted ones excluded) */
                             maxProducts: number;
-                            /** @description Authenticated API requests per calendar month (UTC) */
+                            /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                             monthlyRequests: number;
-                            /** @description Authenticated API requests per minute */
+                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
                             requestsPerMinute: number;
                             /** @description Training runs per UTC day */
                             trainingsPerDay: number;

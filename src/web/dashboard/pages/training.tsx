@@ -17,8 +17,8 @@ export function TrainingPage() {
   const jobs = useAsync(() => api.listTrainingJobs(20), []);
   const models = useAsync(() => api.listModels(50), []);
   const running = jobs.data?.some(active) ?? false;
-  // While a job is queued or running its progress is read every three seconds (dashboard calls count
-  // against the plan's requests per minute); the models are read again when a job has finished.
+  // While a job is queued or running its progress is read every three seconds (a signed-in user's pages
+  // have a per-minute window of their own); the models are read again when a job has finished.
   useInterval(jobs.reload, 3000, running);
   const finishedJobs = jobs.data?.filter((job) => !active(job)).length;
   const seenFinished = useRef(finishedJobs);
