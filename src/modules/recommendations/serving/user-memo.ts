@@ -31,8 +31,9 @@ interface Memo {
   signals: ModelSignals | null;
   dense: TypedHistory;
   historyItems?: ItemSet;
-  collab?: Remembered | SignalQuery | null;
-  content?: Remembered | SignalQuery | null;
+  /** Null: the model has no such signal for this history. A volatile query is never kept here. */
+  collab?: Remembered | null;
+  content?: Remembered | null;
 }
 
 /** Candidates of one signal a history took over from the one before it (see `carryCandidates`). */
@@ -97,21 +98,24 @@ export function userSignals(
       if (m.historyItems === undefined) m.historyItems = historyItems(history, table, m.dense);
       return m.historyItems;
     },
-    collaborative: () => {
-      if (m.collab === undefined) {
-        const query = signals?.collaborative(m.dense) ?? null;
-        m.collab = query === null || query.volatile === true ? query : remembered(query, "collab");
-      }
-      return m.collab;
-    },
-    content: () => {
-      if (m.content === undefined) {
-        const query = signals?.content(m.dense) ?? null;
-        m.content = query === null || query.volatile === true ? query : remembered(query, "content");
-      }
-      return m.content;
-    },
+    collaborative: () => query("collab", () => signals?.collaborative(m.dense) ?? null),
+    content: () => query("content", () => signals?.content(m.dense) ?? null),
   };
+
+  /**
+   * The signal's query for this history, kept unless it is volatile: a volatile query (EASE's scores) reads a
+   * buffer the model shares between users, which the next user's query overwrites, so it answers the ranking
+   * that asked for it and the next ranking asks the model again (kept, a later answer for this history would
+   * be ranked with whichever user's scores the buffer holds by then).
+   */
+  function query(signal: Signal, make: () => SignalQuery | null): Remembered | SignalQuery | null {
+    const kept = m[signal];
+    if (kept !== undefined) return kept;
+    const made = make();
+    if (made?.volatile === true) return made;
+    m[signal] = made === null ? null : remembered(made, signal);
+    return m[signal];
+  }
 
   /** The query, kept, starting from the candidates this history carried for it when they may serve. */
   function remembered(query: SignalQuery, signal: Signal): Remembered {
