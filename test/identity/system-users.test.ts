@@ -4,6 +4,27 @@ import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { registerTenant, uniqueEmail } from "../helpers/tenant";
 
+describe("PUT /api/v1/system-users/me: guessing the current password", () => {
+  test("counts in the login throttle: past its limit a session cannot try more passwords, the right one included", async () => {
+    const ctx = await sharedTestContext();
+    const tenant = await registerTenant(ctx);
+    const guess = (currentPassword: string) =>
+      ctx.request("PUT", "/api/v1/system-users/me", {
+        token: tenant.token,
+        body: { password: "taken over 12345", currentPassword },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await guess(`guess number ${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    const refused = await guess(tenant.password);
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorCode).toBe("RATE_LIMITED");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Nothing changed: the session and the old password still work.
+    expect((await ctx.request("GET", "/api/v1/system-users/me", { token: tenant.token })).status).toBe(200);
+  });
+});
+
 describe("GET /api/v1/system-users/me", () => {
   test("shows a FREE unverified user's 7-day grace period", async () => {
     const ctx = await sharedTestContext();

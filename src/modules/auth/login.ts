@@ -5,6 +5,7 @@ import { accounts, systemUsers } from "../../db/schema";
 import { AppError } from "../../shared/errors";
 import { isPlatformAdmin } from "./admin";
 import type { Identity } from "./identity";
+import type { LoginReservation } from "./login-throttle";
 import { normalizeEmail, verifyPassword } from "./passwords";
 import type { LoginInput } from "./schemas";
 import { issueAccessToken } from "./tokens";
@@ -25,16 +26,7 @@ export async function loginUser({
 }) {
   const email = normalizeEmail(input.email);
   const reservation = await deps.identity.loginThrottle.reserve(email, client);
-  if (!reservation.allowed) {
-    throw new AppError("RATE_LIMITED", "Too many failed login attempts; try again later", {
-      headers: {
-        "retry-after": String(reservation.retryAfter),
-        "x-ratelimit-limit": String(reservation.limit),
-        "x-ratelimit-remaining": "0",
-        "x-ratelimit-reset": String(reservation.retryAfter),
-      },
-    });
-  }
+  if (!reservation.allowed) throw loginThrottled(reservation);
   const [user] = await deps.database.db
     .select({
       id: systemUsers.id,
@@ -59,4 +51,16 @@ export async function loginUser({
     accountId: user.accountId,
     isAdmin: isPlatformAdmin(deps.config, email, user.emailVerifiedAt !== null),
   };
+}
+
+/** 429 for a password check the login throttle refused, with the refusing window's headers. */
+export function loginThrottled(reservation: LoginReservation & { allowed: false }): AppError {
+  return new AppError("RATE_LIMITED", "Too many failed password attempts; try again later", {
+    headers: {
+      "retry-after": String(reservation.retryAfter),
+      "x-ratelimit-limit": String(reservation.limit),
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": String(reservation.retryAfter),
+    },
+  });
 }

@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../app-deps";
 import { authPlugin } from "../../http/auth";
 import { ELYSIA_CONFIG } from "../../http/kernel";
+import { clientIp } from "../auth/client-ip";
 import type { ServiceModule } from "../module";
 import { deleteCurrentUser } from "./delete";
 import { getCurrentUser } from "./get";
@@ -24,19 +25,30 @@ function systemUsersRoutes(deps: AppDeps) {
           "`gracePeriodDaysLeft` (7 days from sign-up); after it, the account's API keys answer 403 EMAIL_NOT_VERIFIED.",
       },
     })
-    .put("/me", ({ tenant, body }) => updateCurrentUser({ ctx: tenant, deps, input: body }), {
-      auth: { mode: "jwt" },
-      body: UserUpdate,
-      response: { 200: UserResponse },
-      detail: {
-        tags,
-        summary: "Update the current user",
-        description:
-          "Fields not sent are unchanged. Changing `email` or `password` needs `currentPassword` (wrong: 401 " +
-          "INVALID_CREDENTIALS; missing: 422). A new e-mail must be verified again; a new password revokes " +
-          "every existing access token, this one included, so log in again. E-mail in use: 409 CONFLICT.",
+    .put(
+      "/me",
+      ({ tenant, body, request, server }) =>
+        updateCurrentUser({
+          ctx: tenant,
+          deps,
+          input: body,
+          client: clientIp(request, server, deps.config.trustProxy),
+        }),
+      {
+        auth: { mode: "jwt" },
+        body: UserUpdate,
+        response: { 200: UserResponse },
+        detail: {
+          tags,
+          summary: "Update the current user",
+          description:
+            "Fields not sent are unchanged. Changing `email` or `password` needs `currentPassword` (wrong: 401 " +
+            "INVALID_CREDENTIALS; missing: 422); its checks count with login attempts in the login throttle " +
+            "(past it, 429 RATE_LIMITED with Retry-After). A new e-mail must be verified again; a new password revokes " +
+            "every existing access token, this one included, so log in again. E-mail in use: 409 CONFLICT.",
+        },
       },
-    })
+    )
     .delete(
       "/me",
       async ({ tenant, set }) => {

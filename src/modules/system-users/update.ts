@@ -4,6 +4,7 @@ import { emailVerificationTokens, systemUsers } from "../../db/schema";
 import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
 import type { Identity } from "../auth/identity";
+import { loginThrottled } from "../auth/login";
 import { hashPassword, isUniqueViolation, normalizeEmail, verifyPassword } from "../auth/passwords";
 import type { Deps as UserOutputDeps } from "./get";
 import { requireUser, toUserOutput } from "./get";
@@ -23,10 +24,13 @@ export async function updateCurrentUser({
   ctx,
   deps,
   input,
+  client,
 }: {
   ctx: TenantContext;
   deps: Deps;
   input: UserUpdateInput;
+  /** The caller's address: guesses of the current password count in the login throttle's windows. */
+  client: string;
 }) {
   const { userId } = requireUser(ctx);
   const where = and(eq(systemUsers.id, userId), eq(systemUsers.accountId, ctx.accountId));
@@ -47,9 +51,14 @@ export async function updateCurrentUser({
         },
       ]);
     }
+    // A stolen session must not become a way to guess the password (and take the account over) faster than
+    // logging in would allow: each check is reserved against the login throttle first.
+    const reservation = await deps.identity.loginThrottle.reserve(user.email, client);
+    if (!reservation.allowed) throw loginThrottled(reservation);
     if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
       throw new AppError("INVALID_CREDENTIALS", "The current password is incorrect");
     }
+    await deps.identity.loginThrottle.succeeded(user.email, client, reservation);
   }
   if (emailChanges) {
     const [taken] = await deps.database.db
