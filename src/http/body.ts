@@ -142,6 +142,16 @@ export async function parseRequestBody(request: Request, contentType: string): P
       ),
     );
   }
+  const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+    // A compressed body would otherwise be read as text and refused as malformed JSON.
+    return new RefusedBody(
+      new AppError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Send the body uncompressed: Content-Encoding is not accepted on requests",
+      ),
+    );
+  }
   if (jsonDepthExceeds(text)) {
     return new RefusedBody(
       invalid({

@@ -329,6 +329,30 @@ describe("bodies: size, framing and media type", () => {
     expectError(urlencoded, 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 
+  test("a compressed body answers 415 saying so, not a JSON error, and nothing is stored", async () => {
+    const { ctx, tenant } = await setup();
+    const externalId = `gzip-${Date.now()}`;
+    const response = await ctx.app.handle(
+      new Request(`http://localhost${API}/products/`, {
+        method: "POST",
+        headers: {
+          "x-api-key": tenant.apiKey,
+          "content-type": "application/json",
+          "content-encoding": "gzip",
+        },
+        body: Bun.gzipSync(JSON.stringify(product(externalId))),
+      }),
+    );
+    expect(response.status).toBe(415);
+    const body = (await response.json()) as { errorCode: string; message: string };
+    expect(body.errorCode).toBe("UNSUPPORTED_MEDIA_TYPE");
+    expect(body.message).toContain("Content-Encoding");
+    const stored = await ctx.request("GET", `${API}/products/external/${externalId}`, {
+      apiKey: tenant.apiKey,
+    });
+    expect(stored.status).toBe(404);
+  });
+
   test("the OpenAPI document advertises JSON bodies only", async () => {
     const { ctx } = await setup();
     const doc = await ctx.request("GET", `${API}/public-openapi.json`);
