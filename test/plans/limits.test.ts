@@ -9,7 +9,7 @@ import { SESSION_REQUESTS_PER_MINUTE } from "../../src/modules/plans/enforcer";
 import { AppError } from "../../src/shared/errors";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { trackTempDir } from "../helpers/temp-dirs";
-import { registerTenant, type Tenant } from "../helpers/tenant";
+import { ALLOWED_ORIGIN, createKey, registerTenant, type Tenant } from "../helpers/tenant";
 
 const PLANS = {
   FREE: {
@@ -190,6 +190,26 @@ describe("the dashboard and account management", () => {
       body: { external_user_id: "someone" },
     });
     expect(recommend.headers.get("x-ratelimit-remaining")).toBe("3");
+  });
+});
+
+describe("publishable keys", () => {
+  test("have a minute of their own: the public key cannot use up the minute of the shop's secret keys", async () => {
+    const tenant = await registerTenant(ctx);
+    const browser = await createKey(ctx, tenant.token, { kind: "publishable" });
+    const fromPage = () =>
+      ctx.request("POST", "/api/v1/recommendations/ecommerce/homepage", {
+        apiKey: browser.apiKey,
+        headers: { origin: ALLOWED_ORIGIN },
+        body: { external_user_id: "visitor" },
+      });
+    for (let i = 0; i < 5; i++) expect((await fromPage()).status).toBe(200);
+    const refused = await fromPage();
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorCode).toBe("RATE_LIMITED");
+    const backend = await apiUse(tenant);
+    expect(backend.status).toBe(200);
+    expect(backend.headers.get("x-ratelimit-remaining")).toBe("4");
   });
 });
 

@@ -95,20 +95,20 @@ export class PlanEnforcer {
     const month = monthWindow(now);
     const minute = Math.floor(now / MINUTE_MS);
     const shopTraffic = SHOP_TRAFFIC.test(request.route);
-    const session = tenant.actor.type === "user" && !shopTraffic;
+    const actor = tenant.actor;
+    const session = actor.type === "user" && !shopTraffic;
     const metered = !session && !ACCOUNT_MANAGEMENT.test(request.route);
+    // A publishable key is public: whoever reads the shop's pages can send its requests. They have a minute
+    // of their own, so that no one can use up the minute of the shop's backend (its secret keys) with it.
+    const browser = actor.type === "apiKey" && actor.keyKind === "publishable";
     const rules: RateRule[] = [
-      session
-        ? {
-            key: `srpm:${tenant.accountId}:${minute}`,
-            limit: Math.max(plan.limits.requestsPerMinute, SESSION_REQUESTS_PER_MINUTE),
-            resetAt: (minute + 1) * MINUTE_MS,
-          }
-        : {
-            key: `rpm:${tenant.accountId}:${minute}`,
-            limit: plan.limits.requestsPerMinute,
-            resetAt: (minute + 1) * MINUTE_MS,
-          },
+      {
+        key: `${session ? "srpm" : browser ? "prpm" : "rpm"}:${tenant.accountId}:${minute}`,
+        limit: session
+          ? Math.max(plan.limits.requestsPerMinute, SESSION_REQUESTS_PER_MINUTE)
+          : plan.limits.requestsPerMinute,
+        resetAt: (minute + 1) * MINUTE_MS,
+      },
     ];
     const codes: ErrorCode[] = ["RATE_LIMITED"];
     const bulk = request.method === "POST" && BULK_INGESTION.test(request.route);
@@ -234,7 +234,7 @@ function refusalMessage(code: ErrorCode, state: RuleState, bulk: boolean): strin
   if (code === "PLAN_LIMIT_EXCEEDED") {
     return `Monthly request quota of ${state.limit} reached; upgrade the plan or wait for the next month`;
   }
-  if (bulk && !state.key.startsWith("rpm:")) {
+  if (bulk && !state.key.includes("rpm:")) {
     const window = BULK_WINDOW_NAMES[state.key.slice(0, 5)] ?? "window";
     return `Bulk-ingestion limit of ${state.limit} requests per ${window} exceeded`;
   }

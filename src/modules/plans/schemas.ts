@@ -6,7 +6,8 @@ export const PlanLimits = t.Object(
       minimum: 1,
       description:
         "API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and " +
-        "ingestion routes. A signed-in user's other requests have a window of their own, at least 300.",
+        "ingestion routes. Publishable keys' requests have a window of their own of this size, and a " +
+        "signed-in user's other requests one of at least 300.",
     }),
     monthlyRequests: t.Integer({
       minimum: 1,

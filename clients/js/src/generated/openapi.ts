@@ -1803,7 +1803,7 @@ export interface operations {
                             maxProducts: number;
                             /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                             monthlyRequests: number;
-                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
+                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. Publishable keys' requests have a window of their own of this size, and a signed-in user's other requests one of at least 300. */
                             requestsPerMinute: number;
                             /** @description Training runs per UTC day */
                             trainingsPerDay: number;
@@ -9622,7 +9622,7 @@ export interface operations {
                                 maxProducts: number;
                                 /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                                 monthlyRequests: number;
-                                /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
+                                /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. Publishable keys' requests have a window of their own of this size, and a signed-in user's other requests one of at least 300. */
                                 requestsPerMinute: number;
                                 /** @description Training runs per UTC day */
                                 trainingsPerDay: number;
@@ -13669,7 +13669,7 @@ export interface operations {
                             maxProducts: number;
                             /** @description API requests per calendar month (UTC), counted as for requestsPerMinute; account routes (accounts, usage, plans, billing, api-keys, system-users, auth) are not counted and stay open past it. */
                             monthlyRequests: number;
-                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. A signed-in user's other requests have a window of their own, at least 300. */
+                            /** @description API requests per minute: a key's, and a signed-in user's to the recommendation, interaction and ingestion routes. Publishable keys' requests have a window of their own of this size, and a signed-in user's other requests one of at least 300. */
                             requestsPerMinute: number;
                             /** @description Training runs per UTC day */
                             trainingsPerDay: number;
