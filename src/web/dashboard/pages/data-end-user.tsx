@@ -1,0 +1,124 @@
+/** One end user on the Data page: their profile, history, export (right of access) and erasure. */
+import { useState } from "preact/hooks";
+import { Link, useLocation, useParams } from "wouter-preact";
+import { api } from "../api";
+import { Confirm, ErrorNote, formatDate, Loading, useAction, useAsync } from "../ui";
+
+function download(name: string, value: unknown): void {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: "application/json" }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function EndUserDetail() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  // The export carries the user's whole history (interactions, searches, orders, recommendations shown).
+  const data = useAsync(() => api.exportEndUser(id), [id]);
+  const [erasing, setErasing] = useState(false);
+  const [erased, setErased] = useState<string | null>(null);
+  const exportNow = useAction(async () => {
+    const fresh = await api.exportEndUser(id);
+    download(`end-user-${id}.json`, fresh);
+  });
+  const erase = useAction(async () => {
+    const result = await api.eraseEndUser(id);
+    setErasing(false);
+    const { interactions, searches, recommendations, orders } = result.deleted;
+    setErased(
+      `${result.externalId} was erased: ${interactions} interactions, ${searches} searches, ` +
+        `${recommendations} recommendation logs and ${orders} orders deleted.`,
+    );
+  });
+  if (erased !== null) {
+    return (
+      <section class="card">
+        <p class="notice" role="status">
+          {erased}
+        </p>
+        <button type="button" class="secondary" onClick={() => navigate("/data/end-users")}>
+          Back to the end users
+        </button>
+      </section>
+    );
+  }
+  return (
+    <>
+      <ErrorNote error={data.error} />
+      {data.data === undefined ? (
+        data.error === undefined && <Loading what="the end user" />
+      ) : (
+        <>
+          <section class="card" aria-labelledby="user-title">
+            <h2 id="user-title">End user {data.data.endUser.externalId}</h2>
+            <p>
+              Favourite categories: {data.data.endUser.preferredCategories.join(", ") || "—"}. Price range:{" "}
+              {data.data.endUser.priceRangeMin ?? "—"} to {data.data.endUser.priceRangeMax ?? "—"}.
+            </p>
+            <p class="row">
+              <button type="button" onClick={() => void exportNow.run()} disabled={exportNow.busy}>
+                Export (JSON)
+              </button>
+              <button type="button" class="danger" onClick={() => setErasing(true)}>
+                Erase this end user
+              </button>
+            </p>
+            <ErrorNote error={exportNow.error ?? erase.error} />
+          </section>
+          <section class="card" aria-labelledby="history-title">
+            <h2 id="history-title">History ({data.data.interactions.length} interactions)</h2>
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Product</th>
+                    <th scope="col">Value</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {[...data.data.interactions]
+                    .reverse()
+                    .slice(0, 200)
+                    .map((interaction) => (
+                      <tr key={interaction.id}>
+                        <td>{formatDate(interaction.timestamp)}</td>
+                        <td>{interaction.interaction_type}</td>
+                        <td>
+                          <Link
+                            href={`/data/products/${encodeURIComponent(interaction.external_product_id)}`}
+                          >
+                            {interaction.external_product_id}
+                          </Link>
+                        </td>
+                        <td>{interaction.value}</td>
+                      </tr>
+                    ))}
+                </tbody>
+              </table>
+            </div>
+          </section>
+        </>
+      )}
+      <Confirm
+        open={erasing}
+        title={`Erase end user ${id}?`}
+        confirmLabel="Erase for good"
+        typed={id}
+        onConfirm={() => void erase.run()}
+        onCancel={() => setErasing(false)}
+      >
+        <p>
+          The end user, their interactions, searches, orders and recommendation logs are deleted. The model
+          forgets them at its next training. This cannot be undone.
+        </p>
+      </Confirm>
+    </>
+  );
+}
