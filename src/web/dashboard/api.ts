@@ -152,6 +152,7 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
   return parsed as T;
 }
 
+/** A record id as one path segment; ids are taken decoded (see `useRecordId`) and encoded once, here. */
 const segment = encodeURIComponent;
 
 export const api = {

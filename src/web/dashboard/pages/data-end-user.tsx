@@ -1,7 +1,8 @@
 /** One end user on the Data page: their profile, history, export (right of access) and erasure. */
 import { useState } from "preact/hooks";
-import { Link, useLocation, useParams } from "wouter-preact";
+import { Link, useLocation } from "wouter-preact";
 import { api } from "../api";
+import { useRecordId } from "../paths";
 import { Confirm, ErrorNote, formatDate, Loading, useAction, useAsync } from "../ui";
 
 function download(name: string, value: unknown): void {
@@ -15,8 +16,11 @@ function download(name: string, value: unknown): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** A file name for an id that may hold "/", "?", spaces or any other character. */
+const fileNameOf = (id: string): string => `end-user-${id.replace(/[^\p{L}\p{N}._-]+/gu, "_")}.json`;
+
 export function EndUserDetail() {
-  const { id } = useParams<{ id: string }>();
+  const id = useRecordId();
   const [, navigate] = useLocation();
   // The export carries the user's whole history (interactions, searches, orders, recommendations shown).
   const data = useAsync(() => api.exportEndUser(id), [id]);
@@ -24,7 +28,7 @@ export function EndUserDetail() {
   const [erased, setErased] = useState<string | null>(null);
   const exportNow = useAction(async () => {
     const fresh = await api.exportEndUser(id);
-    download(`end-user-${id}.json`, fresh);
+    download(fileNameOf(id), fresh);
   });
   const erase = useAction(async () => {
     const result = await api.eraseEndUser(id);

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
-import { Link, useLocation, useParams } from "wouter-preact";
+import { Link, useLocation } from "wouter-preact";
 import { api, type EndUser, type Product } from "../api";
+import { useRecordId } from "../paths";
 import { ErrorNote, formatDate, Loading, useAsync } from "../ui";
 import { EndUserDetail } from "./data-end-user";
 import { Upload } from "./data-upload";
@@ -162,7 +163,7 @@ function ProductList() {
 }
 
 function ProductDetail() {
-  const { id } = useParams<{ id: string }>();
+  const id = useRecordId();
   const product = useAsync(() => api.product(id), [id]);
   const similar = useAsync(() => api.similarProducts(id), [id]);
   return (
