@@ -1,6 +1,7 @@
 /**
  * The dashboard's Data pages in Debian's Chromium against the service as a child process (on the suite's
- * store, so on Postgres too when TEST_DATABASE_URL is set): records whose ids need escaping in an address.
+ * store, so on Postgres too when TEST_DATABASE_URL is set): records whose ids need escaping in an address,
+ * and a long history.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -76,6 +77,38 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
       });
       expect(gone.status).toBe(404);
       expect(errorAnswers).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("an end user's history shows the newest 200 interactions, newest first, and counts the older ones", async () => {
+    const owner = await signUp(service);
+    const start = Date.now() - 300 * 86_400_000;
+    // Value n on day n: the value column tells the rows apart, 250 being the newest.
+    const interactions = Array.from({ length: 250 }, (_, n) => ({
+      external_user_id: "heavy",
+      external_product_id: "p-1",
+      interaction_type: "view",
+      value: n + 1,
+      timestamp: new Date(start + n * 86_400_000).toISOString(),
+    }));
+    await ingest(service, owner, { products: [product("p-1", "Teapot")], users: [{ externalId: "heavy" }] });
+    await ingest(service, owner, { interactions });
+    const { page, close } = await openDashboard(browser, service, "/data/end-users/heavy", owner.token);
+    try {
+      const history = page.getByRole("region", { name: /^History/ });
+      await history.getByRole("table").waitFor();
+      expect(await history.getByRole("heading").textContent()).toBe("History (250 interactions)");
+      const rows = history.getByRole("row");
+      expect(await rows.count()).toBe(201);
+      const valueAt = async (at: number) =>
+        (await rows.nth(at).getByRole("cell").nth(3).textContent())?.trim();
+      expect(await valueAt(1)).toBe("250");
+      expect(await valueAt(200)).toBe("51");
+      expect(await page.getByTestId("history-hidden").textContent()).toContain(
+        "50 older ones are in the export",
+      );
     } finally {
       await close();
     }

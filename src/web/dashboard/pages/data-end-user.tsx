@@ -1,9 +1,12 @@
-/** One end user on the Data page: their profile, history, export (right of access) and erasure. */
+/** One end user on the Data page: their profile, recent history, export (right of access) and erasure. */
 import { useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
-import { api } from "../api";
+import { api, type Interaction } from "../api";
 import { useRecordId } from "../paths";
 import { Confirm, ErrorNote, formatDate, Loading, useAction, useAsync } from "../ui";
+
+/** How many interactions the history table shows; the export holds them all. */
+export const HISTORY_ROWS = 200;
 
 function download(name: string, value: unknown): void {
   const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: "application/json" }));
@@ -74,40 +77,7 @@ export function EndUserDetail() {
             </p>
             <ErrorNote error={exportNow.error ?? erase.error} />
           </section>
-          <section class="card" aria-labelledby="history-title">
-            <h2 id="history-title">History ({data.data.interactions.length} interactions)</h2>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Product</th>
-                    <th scope="col">Value</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...data.data.interactions]
-                    .reverse()
-                    .slice(0, 200)
-                    .map((interaction) => (
-                      <tr key={interaction.id}>
-                        <td>{formatDate(interaction.timestamp)}</td>
-                        <td>{interaction.interaction_type}</td>
-                        <td>
-                          <Link
-                            href={`/data/products/${encodeURIComponent(interaction.external_product_id)}`}
-                          >
-                            {interaction.external_product_id}
-                          </Link>
-                        </td>
-                        <td>{interaction.value}</td>
-                      </tr>
-                    ))}
-                </tbody>
-              </table>
-            </div>
-          </section>
+          <History interactions={data.data.interactions} />
         </>
       )}
       <Confirm
@@ -124,5 +94,48 @@ export function EndUserDetail() {
         </p>
       </Confirm>
     </>
+  );
+}
+
+/** The latest interactions, newest first, as the export lists them. */
+function History({ interactions }: { interactions: Interaction[] }) {
+  const shown = interactions.slice(0, HISTORY_ROWS);
+  const hidden = interactions.length - shown.length;
+  return (
+    <section class="card" aria-labelledby="history-title">
+      <h2 id="history-title">History ({interactions.length.toLocaleString()} interactions)</h2>
+      {hidden > 0 && (
+        <p class="muted" data-testid="history-hidden">
+          The latest {shown.length.toLocaleString()} are shown, newest first; {hidden.toLocaleString()} older{" "}
+          {hidden === 1 ? "one is" : "ones are"} in the export.
+        </p>
+      )}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Type</th>
+              <th scope="col">Product</th>
+              <th scope="col">Value</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((interaction) => (
+              <tr key={interaction.id}>
+                <td>{formatDate(interaction.timestamp)}</td>
+                <td>{interaction.interaction_type}</td>
+                <td>
+                  <Link href={`/data/products/${encodeURIComponent(interaction.external_product_id)}`}>
+                    {interaction.external_product_id}
+                  </Link>
+                </td>
+                <td>{interaction.value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
