@@ -115,13 +115,23 @@ interface ConfirmProps {
   confirmLabel: string;
   /** When set, the person must type this text before confirming. */
   typed?: string;
+  /** The confirmed action is under way: the confirm button is disabled and says so. */
+  busy?: boolean;
+  /** Why the confirmed action failed, shown in the dialog where the person is looking. */
+  error?: unknown;
   onConfirm: () => void;
   onCancel: () => void;
 }
 
-/** A modal confirmation on the native <dialog>: it traps focus and closes on Escape. */
-export function Confirm({ open, title, children, confirmLabel, typed, onConfirm, onCancel }: ConfirmProps) {
+/**
+ * A modal confirmation on the native <dialog>: it traps focus and closes on Escape. Focus starts on the text
+ * to type, or else on Cancel, so that Enter never confirms a destructive action straight away.
+ */
+export function Confirm(props: ConfirmProps) {
+  const { open, title, children, confirmLabel, typed, busy = false, error, onConfirm, onCancel } = props;
   const ref = useRef<HTMLDialogElement>(null);
+  const typedInput = useRef<HTMLInputElement>(null);
+  const cancelButton = useRef<HTMLButtonElement>(null);
   const [text, setText] = useState("");
   useEffect(() => {
     const dialog = ref.current;
@@ -129,16 +139,26 @@ export function Confirm({ open, title, children, confirmLabel, typed, onConfirm,
     if (open && !dialog.open) {
       setText("");
       dialog.showModal();
+      (typedInput.current ?? cancelButton.current)?.focus();
     } else if (!open && dialog.open) dialog.close();
   }, [open]);
   const ready = typed === undefined || text === typed;
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onClose={onCancel}>
+    <dialog
+      ref={ref}
+      aria-labelledby="confirm-title"
+      aria-busy={busy}
+      onCancel={(event) => {
+        // Escape while the action runs would hide its outcome.
+        if (busy) event.preventDefault();
+      }}
+      onClose={() => open && onCancel()}
+    >
       <form
         method="dialog"
         onSubmit={(event) => {
           event.preventDefault();
-          if (ready) onConfirm();
+          if (ready && !busy) onConfirm();
         }}
       >
         <h2 id="confirm-title">{title}</h2>
@@ -146,14 +166,21 @@ export function Confirm({ open, title, children, confirmLabel, typed, onConfirm,
         {typed !== undefined && (
           <label>
             Type <code>{typed}</code> to confirm
-            <input value={text} onInput={(event) => setText(event.currentTarget.value)} autoComplete="off" />
+            <input
+              ref={typedInput}
+              value={text}
+              onInput={(event) => setText(event.currentTarget.value)}
+              autoComplete="off"
+            />
           </label>
         )}
+        <ErrorNote error={error} />
         <p class="row">
-          <button type="submit" class="danger" disabled={!ready}>
+          <button type="submit" class="danger" disabled={!ready || busy}>
             {confirmLabel}
+            {busy && "…"}
           </button>
-          <button type="button" class="secondary" onClick={onCancel}>
+          <button type="button" class="secondary" ref={cancelButton} onClick={onCancel} disabled={busy}>
             Cancel
           </button>
         </p>

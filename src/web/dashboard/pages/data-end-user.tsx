@@ -34,7 +34,11 @@ export function EndUserDetail() {
     download(fileNameOf(id), fresh);
   });
   const erase = useAction(async () => {
-    const result = await api.eraseEndUser(id);
+    const result = await api.eraseEndUser(id).catch((error: unknown) => {
+      // The page reads the end user again: it shows what is stored, however far the erasure got.
+      data.reload();
+      throw error;
+    });
     setErasing(false);
     const { interactions, searches, recommendations, orders } = result.deleted;
     setErased(
@@ -71,11 +75,18 @@ export function EndUserDetail() {
               <button type="button" onClick={() => void exportNow.run()} disabled={exportNow.busy}>
                 Export (JSON)
               </button>
-              <button type="button" class="danger" onClick={() => setErasing(true)}>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => {
+                  erase.clear();
+                  setErasing(true);
+                }}
+              >
                 Erase this end user
               </button>
             </p>
-            <ErrorNote error={exportNow.error ?? erase.error} />
+            <ErrorNote error={exportNow.error} />
           </section>
           <History interactions={data.data.interactions} />
         </>
@@ -85,6 +96,8 @@ export function EndUserDetail() {
         title={`Erase end user ${id}?`}
         confirmLabel="Erase for good"
         typed={id}
+        busy={erase.busy}
+        error={erase.error}
         onConfirm={() => void erase.run()}
         onCancel={() => setErasing(false)}
       >

@@ -71,7 +71,7 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
         {formatDate(experiment.createdAt)}
         {experiment.stoppedAt !== null && <> · stopped {formatDate(experiment.stoppedAt)}</>}
       </p>
-      <ErrorNote error={results.error ?? stop.error} />
+      <ErrorNote error={results.error} />
       {results.data === undefined ? (
         results.error === undefined && <Loading what="results" />
       ) : (
@@ -88,10 +88,16 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
         open={confirming}
         title={`Stop "${experiment.name}"?`}
         confirmLabel="Stop experiment"
-        onCancel={() => setConfirming(false)}
-        onConfirm={async () => {
+        busy={stop.busy}
+        error={stop.error}
+        onCancel={() => {
           setConfirming(false);
-          if ((await stop.run(experiment.id)) !== undefined) onChanged();
+          stop.clear();
+        }}
+        onConfirm={async () => {
+          if ((await stop.run(experiment.id)) === undefined) return;
+          setConfirming(false);
+          onChanged();
         }}
       >
         Every end user gets the endpoint's usual answers again. The results stay readable here.

@@ -238,14 +238,18 @@ function Sandbox() {
     after();
   });
   const reset = useAction(async () => {
-    const result = await api.resetSandbox();
-    setSampleUser(null);
-    setConfirming(false);
-    const { products, endUsers, interactions, models, jobs } = result.deleted;
-    setMessage(
-      `Deleted ${products} products, ${endUsers} end users, ${interactions} interactions, ${models} models and ${jobs} jobs.`,
-    );
-    after();
+    try {
+      const result = await api.resetSandbox();
+      setSampleUser(null);
+      setConfirming(false);
+      const { products, endUsers, interactions, models, jobs } = result.deleted;
+      setMessage(
+        `Deleted ${products} products, ${endUsers} end users, ${interactions} interactions, ${models} models and ${jobs} jobs.`,
+      );
+    } finally {
+      // Also after a failure: part of the data may be gone, and the counts should say so.
+      after();
+    }
   });
   return (
     <section class="card" aria-labelledby="sandbox-title">
@@ -267,7 +271,10 @@ function Sandbox() {
         <button
           type="button"
           class="danger"
-          onClick={() => setConfirming(true)}
+          onClick={() => {
+            reset.clear();
+            setConfirming(true);
+          }}
           disabled={quickStart.busy || reset.busy}
         >
           Reset the sandbox
@@ -286,12 +293,14 @@ function Sandbox() {
           )}
         </p>
       )}
-      <ErrorNote error={quickStart.error ?? reset.error ?? status.error} />
+      <ErrorNote error={quickStart.error ?? status.error} />
       <Confirm
         open={confirming}
         title="Reset the sandbox?"
         confirmLabel="Delete everything"
         typed="reset"
+        busy={reset.busy}
+        error={reset.error}
         onConfirm={() => void reset.run()}
         onCancel={() => setConfirming(false)}
       >

@@ -1,0 +1,103 @@
+/**
+ * The dashboard's session and its confirmed actions in Debian's Chromium, against the service as a child
+ * process on the suite's store: signing in and out, pages reached by a link while signed out, an account
+ * that cannot be read, and what the person sees when a write the page depends on is refused. Refusals the
+ * service would only give under load are made with request interception.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { errorBody, type Owner, openDashboard, signUp } from "./support/dashboard";
+import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
+
+const skipReason = browserSkipReason();
+if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
+
+let service: Service;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (skipReason !== undefined) return;
+  service = await startService();
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.server.stop();
+});
+
+const TOKEN_KEY = "rs-dashboard-token";
+const tokenIn = (page: Page) => page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY);
+
+async function logIn(page: Page, owner: Owner): Promise<void> {
+  await page.getByRole("heading", { name: "Log in" }).waitFor();
+  await page.getByLabel("E-mail").fill(owner.email);
+  await page.getByLabel("Password").fill(owner.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+}
+
+const quotaRefusal = {
+  status: 429,
+  headers: { "content-type": "application/json", "retry-after": "60" },
+  body: errorBody("Monthly request quota of 520 reached", "PLAN_LIMIT_EXCEEDED"),
+};
+
+describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", () => {
+  test("a refused revoke is told inside its dialog, which starts on Cancel and is busy while it runs", async () => {
+    const owner = await signUp(service);
+    const made = await service.call("POST", "/api/v1/api-keys/", {
+      token: owner.token,
+      body: { name: "Old widget", kind: "secret" },
+    });
+    expect(made.status).toBe(201);
+    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    try {
+      const row = page.getByRole("row").filter({ hasText: "Old widget" });
+      await row.getByRole("button", { name: /^Revoke/ }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.waitFor();
+      // Enter straight away answers Cancel, not the destructive button.
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Cancel");
+      await page.keyboard.press("Enter");
+      await dialog.waitFor({ state: "hidden" });
+      expect(await row.count()).toBe(1);
+
+      // Revoked elsewhere meanwhile: the service answers 404, slowly enough to see the busy button.
+      await row.getByRole("button", { name: /^Revoke/ }).click();
+      const gone = await service.call("DELETE", `/api/v1/api-keys/${made.body.id}`, { token: owner.token });
+      expect(gone.status).toBe(204);
+      await page.route("**/api/v1/api-keys/*", async (route) => {
+        await Bun.sleep(500);
+        await route.continue();
+      });
+      const confirm = dialog.getByRole("button", { name: "Revoke the key" });
+      await confirm.click();
+      await expect(confirm.isDisabled()).resolves.toBe(true);
+      await dialog.getByRole("alert").waitFor();
+      expect(await dialog.getByRole("alert").textContent()).toMatch(/not found/i);
+      expect(await confirm.isEnabled()).toBe(true);
+      // The list was read again behind the dialog: the key is no longer there.
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await row.waitFor({ state: "detached" });
+      expect(await page.getByRole("alert").count()).toBe(0);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("a refused sandbox reset is told inside its dialog", async () => {
+    const owner = await signUp(service);
+    const { page, close } = await openDashboard(browser, service, "/usage", owner.token);
+    try {
+      await page.route("**/api/v1/sandbox/reset", (route) => route.fulfill(quotaRefusal));
+      await page.getByRole("button", { name: "Reset the sandbox" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel(/Type .* to confirm/).fill("reset");
+      await dialog.getByRole("button", { name: "Delete everything" }).click();
+      await dialog.getByRole("alert").filter({ hasText: "Monthly request quota of 520 reached" }).waitFor();
+      expect(await dialog.isVisible()).toBe(true);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+});
