@@ -43,6 +43,33 @@ const quotaRefusal = {
 };
 
 describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", () => {
+  test("a key created while the checklist update is refused is shown once and listed", async () => {
+    const owner = await signUp(service);
+    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    try {
+      await page.getByRole("heading", { name: "Active keys" }).waitFor();
+      await page.route("**/api/v1/accounts/current", (route) =>
+        route.request().method() === "PATCH" ? route.fulfill(quotaRefusal) : route.continue(),
+      );
+      await page.getByLabel("Name").fill("Checkout page");
+      await page.getByLabel("secret").check();
+      await page.getByRole("button", { name: "Create the key" }).click();
+      const key = (await page.getByTestId("new-key").textContent())?.trim() ?? "";
+      expect(key).toMatch(/^sk_live_[A-Za-z0-9]{32,}$/);
+      await page.getByRole("row").filter({ hasText: "Checkout page" }).waitFor();
+      expect(await page.getByRole("alert").count()).toBe(0);
+
+      // Home ticks the step from the keys themselves.
+      await page.unroute("**/api/v1/accounts/current");
+      await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Home" }).click();
+      await page.getByRole("heading", { name: "Current model" }).waitFor();
+      const step = page.getByLabel("Create an API key for your shop");
+      await expect(step.isChecked()).resolves.toBe(true);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   test("a refused revoke is told inside its dialog, which starts on Cancel and is busy while it runs", async () => {
     const owner = await signUp(service);
     const made = await service.call("POST", "/api/v1/api-keys/", {

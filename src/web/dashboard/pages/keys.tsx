@@ -151,9 +151,12 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
         ? { name, kind }
         : { name, kind, scopes: scopes as (typeof SCOPES)[number][], allowedDomains },
     );
-    setAccount(await api.updateChecklist({ key_created: true }));
+    // The secret is shown at once: it exists nowhere else, so nothing after this may stand in its way.
     setName("");
     onCreated(key);
+    // The checklist tick is a convenience that Home also derives from the key list, so a refusal here is
+    // not shown as a failure of the key.
+    api.updateChecklist({ key_created: true }).then(setAccount, () => undefined);
   });
   return (
     <form
