@@ -1,12 +1,12 @@
 /**
  * The dashboard's Data pages in Debian's Chromium against the service as a child process (on the suite's
  * store, so on Postgres too when TEST_DATABASE_URL is set): records whose ids need escaping in an address,
- * and a long history.
+ * a long history, and an upload that meets the bulk-ingestion limit.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
-import { ingest, openDashboard, signUp } from "./support/dashboard";
+import { errorBody, ingest, openDashboard, signUp } from "./support/dashboard";
 import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
 
 const skipReason = browserSkipReason();
@@ -109,6 +109,81 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
       expect(await page.getByTestId("history-hidden").textContent()).toContain(
         "50 older ones are in the export",
       );
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("an upload meeting the bulk limit waits out Retry-After and goes on from the refused batch", async () => {
+    const owner = await signUp(service);
+    const lines = ["externalId,name,price,category"];
+    for (let n = 0; n < 2500; n++) lines.push(`bulk-${n},Product ${n},${n + 1},kitchen`);
+    // Refused by the service: one without an id (in the second batch), one with a price of 0.
+    lines[1502] = ",No id,5,kitchen";
+    lines[2400] = "bulk-2399,Free,0,kitchen";
+    const csv = lines.join("\n");
+
+    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    let posts = 0;
+    try {
+      await page.route("**/api/v1/ingestion/batch", async (route) => {
+        if (route.request().method() !== "POST" || ++posts !== 2) return route.continue();
+        // The second batch meets the bulk limit, as the eleventh of a minute would.
+        await route.fulfill({
+          status: 429,
+          headers: { "content-type": "application/json", "retry-after": "2" },
+          body: errorBody("Bulk-ingestion limit of 10 requests per minute exceeded", "RATE_LIMITED"),
+        });
+      });
+      await page.getByLabel("What the file holds").selectOption("products");
+      await page
+        .getByLabel("File", { exact: true })
+        .setInputFiles({ name: "big.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+      await page.getByRole("button", { name: "Upload" }).click();
+      await expect(page.getByTestId("upload-waiting").textContent()).resolves.toMatch(
+        /^Waiting [12] s for the bulk-ingestion limit/,
+      );
+      const done = page.getByTestId("upload-done");
+      await done.waitFor({ timeout: 60_000 });
+      expect(await done.textContent()).toContain("2,498 of 2,500 records applied, 2 refused");
+      expect(await page.getByText(/^Progress: 2,500 of 2,500 records processed/).count()).toBe(1);
+      expect(posts).toBe(4);
+      // Where each refused record is in the file: the header is line 1.
+      const noId = page.getByRole("row").filter({ hasText: "line 1503" });
+      expect(await noId.getByRole("cell").nth(2).textContent()).toBe("—");
+      expect(await page.getByRole("row").filter({ hasText: "line 2401" }).textContent()).toContain(
+        "bulk-2399",
+      );
+    } finally {
+      await close();
+    }
+    // Three batches reached the service, each once.
+    const jobs = await service.call("GET", "/api/v1/ingestion/batch?limit=10", { apiKey: owner.secretKey });
+    expect(
+      jobs.body
+        .map((job: { totalProducts: number }) => job.totalProducts)
+        .sort((a: number, b: number) => b - a),
+    ).toEqual([1000, 1000, 500]);
+    const listed = await service.call("GET", "/api/v1/products/?limit=1", { apiKey: owner.secretKey });
+    expect(listed.body.total).toBe(2498);
+  }, 90_000);
+
+  test("an upload whose every record is refused says none was applied", async () => {
+    const owner = await signUp(service);
+    const csv = "externalId,name,price,category\nbad-1,Nothing,-1,kitchen\n,Nameless id,3,kitchen\n";
+    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    try {
+      await page
+        .getByLabel("File", { exact: true })
+        .setInputFiles({ name: "bad.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+      await page.getByRole("button", { name: "Upload" }).click();
+      const done = page.getByTestId("upload-done");
+      await done.waitFor({ timeout: 30_000 });
+      expect(await done.textContent()).toContain("0 of 2 records applied, 2 refused");
+      expect(await page.getByText("Progress: 2 of 2 records processed (0 applied, 2 refused)").count()).toBe(
+        1,
+      );
+      expect(await page.getByRole("row").filter({ hasText: "line 3" }).count()).toBe(1);
     } finally {
       await close();
     }
