@@ -43,6 +43,43 @@ const quotaRefusal = {
 };
 
 describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", () => {
+  test("a page opened while signed out is the one shown after logging in", async () => {
+    const owner = await signUp(service);
+    const { page, close } = await openDashboard(browser, service, "/training?from=mail");
+    try {
+      await page.getByRole("heading", { name: "Log in" }).waitFor();
+      expect(new URL(page.url()).pathname).toBe("/dashboard/login");
+      await logIn(page, owner);
+      await page.getByRole("heading", { level: 1, name: "Training" }).waitFor();
+      const landed = new URL(page.url());
+      expect(landed.pathname + landed.search).toBe("/dashboard/training?from=mail");
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  test("after logging in, a `next` leading out of the app opens Home instead", async () => {
+    const owner = await signUp(service);
+    for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "/../../api/v1/"]) {
+      const { page, close } = await openDashboard(
+        browser,
+        service,
+        `/login?next=${encodeURIComponent(next)}`,
+      );
+      try {
+        await logIn(page, owner);
+        await page.getByRole("heading", { name: "Welcome, Dashboard shop" }).waitFor();
+        const landed = new URL(page.url());
+        expect({ next, at: landed.origin + landed.pathname }).toEqual({
+          next,
+          at: `${service.baseUrl}/dashboard/`,
+        });
+      } finally {
+        await close();
+      }
+    }
+  }, 60_000);
+
   test("a key created while the checklist update is refused is shown once and listed", async () => {
     const owner = await signUp(service);
     const { page, close } = await openDashboard(browser, service, "/keys", owner.token);

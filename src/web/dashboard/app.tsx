@@ -9,6 +9,7 @@ import { PlaygroundPage } from "./pages/playground";
 import { ResultsPage } from "./pages/results";
 import { TrainingPage } from "./pages/training";
 import { UsagePage } from "./pages/usage";
+import { BASE, currentAppPath, logInPath, returnPath } from "./paths";
 import { SessionContext } from "./session";
 import { CopyButton, ErrorNote, Loading, useAction, useAsync } from "./ui";
 
@@ -28,7 +29,7 @@ export function App() {
   const [firstKey, setFirstKey] = useState<string | null>(null);
   useEffect(() => onSignedOut(() => setSignedIn(false)), []);
   return (
-    <Router base="/dashboard">
+    <Router base={BASE}>
       {signedIn ? (
         <SignedIn
           firstKey={firstKey}
@@ -49,7 +50,8 @@ export function App() {
             <LogInPage onSignedIn={() => setSignedIn(true)} />
           </Route>
           <Route>
-            <Redirect to="/login" replace />
+            {/* The page asked for is opened once the person has logged in. */}
+            <Redirect to={logInPath(currentAppPath())} replace />
           </Route>
         </Switch>
       )}
@@ -78,7 +80,7 @@ function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; 
   useEffect(() => {
     document.querySelector<HTMLElement>("main h1")?.focus();
   }, [location]);
-  if (location === "/login" || location === "/signup") return <Redirect to="/" replace />;
+  if (location === "/login" || location === "/signup") return <Redirect to={returnPath()} replace />;
   if (state.data === undefined) {
     return (
       <main>
