@@ -80,6 +80,35 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
     }
   }, 60_000);
 
+  test("an account that cannot be read still shows the navigation, the error and Log out", async () => {
+    const owner = await signUp(service);
+    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    try {
+      await page.route("**/api/v1/accounts/current", (route) => route.fulfill(quotaRefusal));
+      await page.reload();
+      await page.getByRole("alert").filter({ hasText: "Monthly request quota of 520 reached" }).waitFor();
+      expect(await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link").count()).toBe(7);
+
+      // Log out refused: the person is told the session still works, and stays signed in.
+      await page.route("**/api/v1/auth/logout", (route) => route.fulfill(quotaRefusal));
+      await page.getByRole("button", { name: "Log out" }).click();
+      await expect(page.getByTestId("logout-refused").textContent()).resolves.toContain(
+        "You are still signed in",
+      );
+      expect(await tokenIn(page)).toBe(owner.token);
+      expect(new URL(page.url()).pathname).toBe("/dashboard/keys");
+
+      await page.unroute("**/api/v1/auth/logout");
+      await page.getByRole("button", { name: "Try logging out again" }).click();
+      await page.getByRole("heading", { name: "Log in" }).waitFor();
+      expect(await tokenIn(page)).toBeNull();
+      const after = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+      expect(after.status).toBe(401);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   test("a key created while the checklist update is refused is shown once and listed", async () => {
     const owner = await signUp(service);
     const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
