@@ -49,11 +49,14 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
       await page.getByRole("heading", { name: "Slash kettle" }).waitFor();
       await page.getByRole("heading", { name: "Similar products" }).waitFor();
       expect(await page.getByRole("definition").first().textContent()).toBe(productId);
+      // A record's page belongs to its list's tab.
       const tabs = page.getByRole("navigation", { name: "Data" });
+      expect(await tabs.getByRole("link", { name: "Products" }).getAttribute("aria-current")).toBe("page");
 
       await tabs.getByRole("link", { name: "End users" }).click();
       await page.getByRole("link", { name: userId }).click();
       await page.getByRole("heading", { name: `End user ${userId}` }).waitFor();
+      expect(await tabs.getByRole("link", { name: "End users" }).getAttribute("aria-current")).toBe("page");
       expect(await page.getByRole("cell", { name: productId }).count()).toBe(1);
 
       const [download] = await Promise.all([

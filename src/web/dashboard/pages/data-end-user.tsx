@@ -42,8 +42,9 @@ export function EndUserDetail() {
     setErasing(false);
     const { interactions, searches, recommendations, orders } = result.deleted;
     setErased(
-      `${result.externalId} was erased: ${interactions} interactions, ${searches} searches, ` +
-        `${recommendations} recommendation logs and ${orders} orders deleted.`,
+      `${result.externalId} was erased: ${interactions.toLocaleString()} interactions, ` +
+        `${searches.toLocaleString()} searches, ${recommendations.toLocaleString()} recommendation logs and ` +
+        `${orders.toLocaleString()} orders deleted.`,
     );
   });
   if (erased !== null) {

@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
-import { api, type EndUser, type Product } from "../api";
+import { api, type EndUser, type Product, type RecommendationPage } from "../api";
 import { useRecordId } from "../paths";
-import { ErrorNote, formatDate, Loading, useAsync } from "../ui";
+import { type Async, ErrorNote, formatDate, Loading, useAsync } from "../ui";
 import { EndUserDetail } from "./data-end-user";
 import { Upload } from "./data-upload";
 
@@ -11,9 +11,9 @@ const PAGE_SIZE = 50;
 export type DataView = "products" | "product" | "end-users" | "end-user" | "upload";
 
 export function DataPage({ view }: { view: DataView }) {
-  const [location] = useLocation();
-  const tab = (path: string, label: string) => (
-    <Link href={path} aria-current={location === path ? "page" : undefined}>
+  // A record's page belongs to its list's tab.
+  const tab = (path: string, label: string, views: DataView[]) => (
+    <Link href={path} aria-current={views.includes(view) ? "page" : undefined}>
       {label}
     </Link>
   );
@@ -21,9 +21,9 @@ export function DataPage({ view }: { view: DataView }) {
     <>
       <h1 tabIndex={-1}>Data</h1>
       <nav class="tabs" aria-label="Data">
-        {tab("/data", "Products")}
-        {tab("/data/end-users", "End users")}
-        {tab("/data/upload", "Upload a file")}
+        {tab("/data", "Products", ["products", "product"])}
+        {tab("/data/end-users", "End users", ["end-users", "end-user"])}
+        {tab("/data/upload", "Upload a file", ["upload"])}
       </nav>
       {view === "products" && <ProductList />}
       {view === "product" && <ProductDetail />}
@@ -66,7 +66,8 @@ function Pager(props: { skip: number; total: number; onSkip: (skip: number) => v
   return (
     <p class="row">
       <span>
-        {props.total === 0 ? 0 : props.skip + 1}–{last} of {props.total}
+        {props.total === 0 ? 0 : (props.skip + 1).toLocaleString()}–{last.toLocaleString()} of{" "}
+        {props.total.toLocaleString()}
       </span>
       <button
         type="button"
@@ -187,28 +188,35 @@ function ProductDetail() {
           {product.data.description !== null && <p>{product.data.description}</p>}
         </section>
       )}
-      <section class="card" aria-labelledby="similar-title">
-        <h2 id="similar-title">Similar products</h2>
-        <ErrorNote error={similar.error} />
-        {similar.data === undefined ? (
-          similar.error === undefined && <Loading what="similar products" />
-        ) : similar.data.items.length === 0 ? (
-          <p>None yet: similar products come from the trained model and the catalogue.</p>
-        ) : (
-          <ul class="cards">
-            {similar.data.items.map((item) => (
-              <li key={item.externalId}>
-                <Link href={`/data/products/${encodeURIComponent(item.externalId)}`}>{item.name}</Link>
-                <div class="muted">
-                  {item.source} · score {item.score.toFixed(3)}
-                </div>
-                {item.explanation !== undefined && <div>{item.explanation}</div>}
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      {/* An unknown product has no similar products: its "not found" is said once, above. */}
+      {product.error === undefined && <Similar similar={similar} />}
     </>
+  );
+}
+
+function Similar({ similar }: { similar: Async<RecommendationPage> }) {
+  return (
+    <section class="card" aria-labelledby="similar-title">
+      <h2 id="similar-title">Similar products</h2>
+      <ErrorNote error={similar.error} />
+      {similar.data === undefined ? (
+        similar.error === undefined && <Loading what="similar products" />
+      ) : similar.data.items.length === 0 ? (
+        <p>None yet: similar products come from the trained model and the catalogue.</p>
+      ) : (
+        <ul class="cards">
+          {similar.data.items.map((item) => (
+            <li key={item.externalId}>
+              <Link href={`/data/products/${encodeURIComponent(item.externalId)}`}>{item.name}</Link>
+              <div class="muted">
+                {item.source} · score {item.score.toFixed(3)}
+              </div>
+              {item.explanation !== undefined && <div>{item.explanation}</div>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 

@@ -67,9 +67,10 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
         {experiment.name} <span class="muted">on {experiment.endpoint}</span>
       </h3>
       <p>
-        <span class={`badge ${experiment.status}`}>{experiment.status}</span> since{" "}
-        {formatDate(experiment.createdAt)}
-        {experiment.stoppedAt !== null && <> · stopped {formatDate(experiment.stoppedAt)}</>}
+        <span class={`badge ${experiment.status}`}>{experiment.status}</span>{" "}
+        {experiment.stoppedAt === null
+          ? `since ${formatDate(experiment.createdAt)}`
+          : `${formatDate(experiment.stoppedAt)} · ran from ${formatDate(experiment.createdAt)}`}
       </p>
       <ErrorNote error={results.error} />
       {results.data === undefined ? (
@@ -106,13 +107,17 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
   );
 }
 
+/** A stopped experiment gathers no more data: "keep running" is no longer advice it can take. */
+const verdictOf = (experiment: Experiment, verdict: string): string =>
+  experiment.status !== "running" && verdict === "keep running" ? "undecided when stopped" : verdict;
+
 function ResultsTable({ experiment, results }: { experiment: Experiment; results: ExperimentResults }) {
   const byArm = new Map<string, Comparison>(results.comparisons.map((c) => [c.variant, c]));
   const metric = METRIC_LABEL[results.metric] ?? results.metric;
   return (
     <>
       <p data-testid="experiment-verdict">
-        Verdict on {metric}: <strong>{results.verdict}</strong>
+        Verdict on {metric}: <strong>{verdictOf(experiment, results.verdict)}</strong>
         {" · "}sample size still needed: {needed(results.impressionsNeeded)}
       </p>
       <div class="table-wrap">
@@ -151,7 +156,7 @@ function ResultsTable({ experiment, results }: { experiment: Experiment; results
                       ? "—"
                       : `${signedPercent(comparison.difference)} (${signedPercent(comparison.interval.low)} to ${signedPercent(comparison.interval.high)})`}
                   </td>
-                  <td>{comparison?.verdict ?? "—"}</td>
+                  <td>{comparison === undefined ? "—" : verdictOf(experiment, comparison.verdict)}</td>
                   <td>{comparison === undefined ? "—" : needed(comparison.impressionsNeeded)}</td>
                 </tr>
               );

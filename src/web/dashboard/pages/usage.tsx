@@ -230,7 +230,8 @@ function Sandbox() {
     const result = await api.quickStart();
     setSampleUser(result.sampleEndUsers[0] ?? null);
     setMessage(
-      `Loaded ${result.products} products, ${result.endUsers} end users and ${result.interactions} interactions. ` +
+      `Loaded ${result.products.toLocaleString()} products, ${result.endUsers.toLocaleString()} end users and ` +
+        `${result.interactions.toLocaleString()} interactions. ` +
         (result.jobId === null
           ? "No training was started: today's allowance is used."
           : `Training job ${result.jobId} started.`),
@@ -244,7 +245,9 @@ function Sandbox() {
       setConfirming(false);
       const { products, endUsers, interactions, models, jobs } = result.deleted;
       setMessage(
-        `Deleted ${products} products, ${endUsers} end users, ${interactions} interactions, ${models} models and ${jobs} jobs.`,
+        `Deleted ${products.toLocaleString()} products, ${endUsers.toLocaleString()} end users, ` +
+          `${interactions.toLocaleString()} interactions, ${models.toLocaleString()} models and ` +
+          `${jobs.toLocaleString()} jobs.`,
       );
     } finally {
       // Also after a failure: part of the data may be gone, and the counts should say so.
@@ -260,8 +263,10 @@ function Sandbox() {
       </p>
       {status.data !== undefined && (
         <p class="muted">
-          Now: {status.data.counts.products} products, {status.data.counts.endUsers} end users,{" "}
-          {status.data.counts.interactions} interactions, {status.data.counts.models} models.
+          Now: {status.data.counts.products.toLocaleString()} products,{" "}
+          {status.data.counts.endUsers.toLocaleString()} end users,{" "}
+          {status.data.counts.interactions.toLocaleString()} interactions,{" "}
+          {status.data.counts.models.toLocaleString()} models.
         </p>
       )}
       <p class="row">
