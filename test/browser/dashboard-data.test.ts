@@ -171,6 +171,42 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
     expect(listed.body.total).toBe(2498);
   }, 90_000);
 
+  test("an upload stopped by a long bulk-limit wait continues from the refused batch, sending none twice", async () => {
+    const owner = await signUp(service);
+    const lines = ["externalId,name,price,category"];
+    for (let n = 0; n < 1500; n++) lines.push(`later-${n},Product ${n},${n + 1},kitchen`);
+    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    let posts = 0;
+    try {
+      // The hourly window is spent: an hour is too long to wait on the page.
+      await page.route("**/api/v1/ingestion/batch", async (route) => {
+        if (route.request().method() !== "POST" || ++posts !== 2) return route.continue();
+        await route.fulfill({
+          status: 429,
+          headers: { "content-type": "application/json", "retry-after": "3600" },
+          body: errorBody("Bulk-ingestion limit of 100 requests per hour exceeded", "RATE_LIMITED"),
+        });
+      });
+      await page
+        .getByLabel("File", { exact: true })
+        .setInputFiles({ name: "later.csv", mimeType: "text/csv", buffer: Buffer.from(lines.join("\n")) });
+      await page.getByRole("button", { name: "Upload" }).click();
+      const stopped = page.getByTestId("upload-stopped");
+      await stopped.waitFor({ timeout: 30_000 });
+      expect(await stopped.textContent()).toContain("1,000 of 1,500 records sent");
+      expect(await page.getByRole("alert").textContent()).toContain("100 requests per hour");
+      await stopped.getByRole("button", { name: "Continue the upload" }).click();
+      const done = page.getByTestId("upload-done");
+      await done.waitFor({ timeout: 30_000 });
+      expect(await done.textContent()).toContain("1,500 of 1,500 records applied, 0 refused");
+      expect(posts).toBe(3);
+    } finally {
+      await close();
+    }
+    const jobs = await service.call("GET", "/api/v1/ingestion/batch?limit=10", { apiKey: owner.secretKey });
+    expect(jobs.body.map((job: { totalProducts: number }) => job.totalProducts)).toEqual([500, 1000]);
+  }, 60_000);
+
   test("an upload whose every record is refused says none was applied", async () => {
     const owner = await signUp(service);
     const csv = "externalId,name,price,category\nbad-1,Nothing,-1,kitchen\n,Nameless id,3,kitchen\n";
