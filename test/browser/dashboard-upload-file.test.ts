@@ -1,6 +1,12 @@
 /** The dashboard's reading of uploaded files into bulk-ingestion records (src/web/dashboard/upload-file.ts). */
 import { describe, expect, test } from "bun:test";
-import { BATCH_SIZE, parseCsv, readRecords, toBatches } from "../../src/web/dashboard/upload-file";
+import {
+  BATCH_SIZE,
+  parseCsv,
+  readRecords,
+  readUploadFile,
+  toBatches,
+} from "../../src/web/dashboard/upload-file";
 
 describe("upload files", () => {
   test("CSV: quoted commas, doubled quotes, line breaks inside quotes, CRLF and a BOM", () => {
@@ -62,5 +68,14 @@ describe("upload files", () => {
     const records = Array.from({ length: 2 * BATCH_SIZE + 1 }, (_, i) => ({ externalId: `u${i}` }));
     expect(toBatches(records).map((batch) => batch.length)).toEqual([BATCH_SIZE, BATCH_SIZE, 1]);
     expect(toBatches([])).toEqual([]);
+  });
+
+  test("each record knows where it is in the file: its CSV line (quoted line breaks and blank lines counted) or JSON position", () => {
+    const csv = 'externalId,name\r\na,"two\nlines"\n\nb,x\r\n"c",y\n';
+    const file = readUploadFile("p.csv", csv, "products");
+    expect(file.records.map((record) => record.externalId)).toEqual(["a", "b", "c"]);
+    expect([0, 1, 2].map(file.placeOf)).toEqual(["line 2", "line 5", "line 6"]);
+    const json = readUploadFile("u.json", '[{"externalId":"u1"},{}]', "users");
+    expect(json.placeOf(1)).toBe("record 2");
   });
 });

@@ -72,6 +72,8 @@ export class ApiError extends Error {
     readonly errorCode: string,
     readonly requestId: string | null,
     readonly detail: { loc: string[]; msg: string }[] = [],
+    /** Seconds the service asked to wait before trying again (Retry-After on 429 and 503), if it said. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
   }
@@ -112,6 +114,12 @@ export function apiUrl(path: string, query: Query = {}): string {
   return `/api/v1${path}${search === "" ? "" : `?${search}`}`;
 }
 
+/** Retry-After as delta seconds; the service never sends the HTTP-date form. */
+function retryAfterSeconds(header: string | null): number | null {
+  if (header === null || !/^\d+$/.test(header.trim())) return null;
+  return Number(header.trim());
+}
+
 async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   const token = session.token();
@@ -138,6 +146,7 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
       body.errorCode ?? "",
       body.requestId ?? response.headers.get("x-request-id"),
       body.detail ?? [],
+      retryAfterSeconds(response.headers.get("retry-after")),
     );
     if (
       token !== null &&
@@ -152,6 +161,7 @@ async function call<T>(method: string, path: string, options: CallOptions = {}):
   return parsed as T;
 }
 
+/** A record id as one path segment; ids are taken decoded (see `useRecordId`) and encoded once, here. */
 const segment = encodeURIComponent;
 
 export const api = {

@@ -1,6 +1,7 @@
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter-preact";
-import { type Account, api, onSignedOut, session } from "./api";
+import { type Account, ApiError, api, onSignedOut, session } from "./api";
 import { LogInPage, SignUpPage } from "./pages/auth";
 import { DataPage } from "./pages/data";
 import { HomePage } from "./pages/home";
@@ -9,6 +10,7 @@ import { PlaygroundPage } from "./pages/playground";
 import { ResultsPage } from "./pages/results";
 import { TrainingPage } from "./pages/training";
 import { UsagePage } from "./pages/usage";
+import { BASE, currentAppPath, logInPath, returnPath } from "./paths";
 import { SessionContext } from "./session";
 import { CopyButton, ErrorNote, Loading, useAction, useAsync } from "./ui";
 
@@ -28,7 +30,7 @@ export function App() {
   const [firstKey, setFirstKey] = useState<string | null>(null);
   useEffect(() => onSignedOut(() => setSignedIn(false)), []);
   return (
-    <Router base="/dashboard">
+    <Router base={BASE}>
       {signedIn ? (
         <SignedIn
           firstKey={firstKey}
@@ -49,7 +51,8 @@ export function App() {
             <LogInPage onSignedIn={() => setSignedIn(true)} />
           </Route>
           <Route>
-            <Redirect to="/login" replace />
+            {/* The page asked for is opened once the person has logged in. */}
+            <Redirect to={logInPath(currentAppPath())} replace />
           </Route>
         </Switch>
       )}
@@ -58,32 +61,35 @@ export function App() {
 }
 
 function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; onSignOut: () => void }) {
-  const { onSignOut } = props;
   const state = useAsync(async () => {
     const [user, account] = await Promise.all([api.me(), api.account()]);
     return { user, account };
   }, []);
   const [latestAccount, setAccount] = useState<Account | null>(null);
-  const [location, navigate] = useLocation();
-  const logOut = useAction(async () => {
-    try {
-      await api.logOut();
-    } finally {
-      session.clear();
-      onSignOut();
-      navigate("/login");
-    }
-  });
+  const [location] = useLocation();
   // Moving to another page puts focus on its heading, as a screen reader user expects after a link.
   useEffect(() => {
     document.querySelector<HTMLElement>("main h1")?.focus();
   }, [location]);
-  if (location === "/login" || location === "/signup") return <Redirect to="/" replace />;
+  if (location === "/login" || location === "/signup") return <Redirect to={returnPath()} replace />;
   if (state.data === undefined) {
+    // Without the user and account no page can be drawn, but the way out (Log out) stays.
     return (
-      <main>
-        {state.error === undefined ? <Loading what="your account" /> : <ErrorNote error={state.error} />}
-      </main>
+      <Frame who={null} onSignOut={props.onSignOut}>
+        {state.error === undefined ? (
+          <Loading what="your account" />
+        ) : (
+          <>
+            <h1 tabIndex={-1}>Your account could not be loaded</h1>
+            <ErrorNote error={state.error} />
+            <p>
+              <button type="button" class="secondary" onClick={state.reload} disabled={state.loading}>
+                Try again
+              </button>
+            </p>
+          </>
+        )}
+      </Frame>
     );
   }
   const { user } = state.data;
@@ -92,10 +98,47 @@ function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; 
     setAccount(null);
     state.reload();
   };
+  return (
+    <SessionContext.Provider value={{ user, account, refresh, setAccount }}>
+      <Frame
+        who={`${user.email} · ${account.plan}`}
+        onSignOut={props.onSignOut}
+        banner={!user.emailVerified && <VerifyBanner daysLeft={user.gracePeriodDaysLeft} />}
+      >
+        {props.firstKey !== null && <FirstKey apiKey={props.firstKey} onSeen={props.onFirstKeySeen} />}
+        <Pages />
+      </Frame>
+    </SessionContext.Provider>
+  );
+}
+
+/** The header (navigation, who is signed in, Log out) around the page's content. */
+function Frame(props: {
+  who: string | null;
+  onSignOut: () => void;
+  banner?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  const [location, navigate] = useLocation();
+  const leave = () => {
+    session.clear();
+    props.onSignOut();
+    navigate("/login");
+  };
+  const logOut = useAction(async () => {
+    try {
+      await api.logOut();
+    } catch (error) {
+      // A token the service no longer accepts is signed out already; any other refusal leaves the session
+      // valid on the server, which the person must know rather than believe they have logged out.
+      if (!(error instanceof ApiError && error.status === 401)) throw error;
+    }
+    leave();
+  });
   const current = (path: string) =>
     (path === "/" ? location === "/" : location.startsWith(path)) ? ("page" as const) : undefined;
   return (
-    <SessionContext.Provider value={{ user, account, refresh, setAccount }}>
+    <>
       <a class="skip-link" href="#content">
         Skip to content
       </a>
@@ -112,60 +155,79 @@ function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; 
             ))}
           </ul>
         </nav>
-        <span class="muted who">
-          {user.email} · {account.plan}
-        </span>
+        {props.who !== null && <span class="muted who">{props.who}</span>}
         <button type="button" class="secondary" onClick={() => logOut.run()} disabled={logOut.busy}>
           Log out
         </button>
       </header>
-      {!user.emailVerified && <VerifyBanner daysLeft={user.gracePeriodDaysLeft} />}
+      {props.banner}
       <main id="content">
-        <ErrorNote error={logOut.error} />
-        {props.firstKey !== null && <FirstKey apiKey={props.firstKey} onSeen={props.onFirstKeySeen} />}
-        <Switch>
-          <Route path="/">
-            <HomePage />
-          </Route>
-          <Route path="/keys">
-            <KeysPage />
-          </Route>
-          <Route path="/data">
-            <DataPage view="products" />
-          </Route>
-          <Route path="/data/products/:id">
-            <DataPage view="product" />
-          </Route>
-          <Route path="/data/end-users">
-            <DataPage view="end-users" />
-          </Route>
-          <Route path="/data/end-users/:id">
-            <DataPage view="end-user" />
-          </Route>
-          <Route path="/data/upload">
-            <DataPage view="upload" />
-          </Route>
-          <Route path="/training">
-            <TrainingPage />
-          </Route>
-          <Route path="/playground">
-            <PlaygroundPage />
-          </Route>
-          <Route path="/results">
-            <ResultsPage />
-          </Route>
-          <Route path="/usage">
-            <UsagePage />
-          </Route>
-          <Route>
-            <h1 tabIndex={-1}>Page not found</h1>
+        {logOut.error !== undefined && (
+          <div class="card" data-testid="logout-refused">
             <p>
-              <Link href="/">Back to the home page</Link>
+              <strong>You are still signed in:</strong> the service did not end your session, so it stays
+              usable until it expires.
             </p>
-          </Route>
-        </Switch>
+            <ErrorNote error={logOut.error} />
+            <p class="row">
+              <button type="button" class="secondary" onClick={() => logOut.run()} disabled={logOut.busy}>
+                Try logging out again
+              </button>
+              <button type="button" class="secondary" onClick={leave}>
+                Forget the session in this browser only
+              </button>
+            </p>
+          </div>
+        )}
+        {props.children}
       </main>
-    </SessionContext.Provider>
+    </>
+  );
+}
+
+function Pages() {
+  return (
+    <Switch>
+      <Route path="/">
+        <HomePage />
+      </Route>
+      <Route path="/keys">
+        <KeysPage />
+      </Route>
+      <Route path="/data">
+        <DataPage view="products" />
+      </Route>
+      <Route path="/data/products/:id">
+        <DataPage view="product" />
+      </Route>
+      <Route path="/data/end-users">
+        <DataPage view="end-users" />
+      </Route>
+      <Route path="/data/end-users/:id">
+        <DataPage view="end-user" />
+      </Route>
+      <Route path="/data/upload">
+        <DataPage view="upload" />
+      </Route>
+      <Route path="/training">
+        <TrainingPage />
+      </Route>
+      <Route path="/playground">
+        <PlaygroundPage />
+      </Route>
+      <Route path="/results">
+        <ResultsPage />
+      </Route>
+      <Route path="/usage">
+        <UsagePage />
+      </Route>
+      <Route>
+        <h1 tabIndex={-1}>Page not found</h1>
+        <p>
+          <Link href="/">Back to the home page</Link>
+        </p>
+      </Route>
+    </Switch>
   );
 }
 

@@ -115,13 +115,23 @@ interface ConfirmProps {
   confirmLabel: string;
   /** When set, the person must type this text before confirming. */
   typed?: string;
+  /** The confirmed action is under way: the confirm button is disabled and says so. */
+  busy?: boolean;
+  /** Why the confirmed action failed, shown in the dialog where the person is looking. */
+  error?: unknown;
   onConfirm: () => void;
   onCancel: () => void;
 }
 
-/** A modal confirmation on the native <dialog>: it traps focus and closes on Escape. */
-export function Confirm({ open, title, children, confirmLabel, typed, onConfirm, onCancel }: ConfirmProps) {
+/**
+ * A modal confirmation on the native <dialog>: it traps focus and closes on Escape. Focus starts on the text
+ * to type, or else on Cancel, so that Enter never confirms a destructive action straight away.
+ */
+export function Confirm(props: ConfirmProps) {
+  const { open, title, children, confirmLabel, typed, busy = false, error, onConfirm, onCancel } = props;
   const ref = useRef<HTMLDialogElement>(null);
+  const typedInput = useRef<HTMLInputElement>(null);
+  const cancelButton = useRef<HTMLButtonElement>(null);
   const [text, setText] = useState("");
   useEffect(() => {
     const dialog = ref.current;
@@ -129,16 +139,26 @@ export function Confirm({ open, title, children, confirmLabel, typed, onConfirm,
     if (open && !dialog.open) {
       setText("");
       dialog.showModal();
+      (typedInput.current ?? cancelButton.current)?.focus();
     } else if (!open && dialog.open) dialog.close();
   }, [open]);
   const ready = typed === undefined || text === typed;
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onClose={onCancel}>
+    <dialog
+      ref={ref}
+      aria-labelledby="confirm-title"
+      aria-busy={busy}
+      onCancel={(event) => {
+        // Escape while the action runs would hide its outcome.
+        if (busy) event.preventDefault();
+      }}
+      onClose={() => open && onCancel()}
+    >
       <form
         method="dialog"
         onSubmit={(event) => {
           event.preventDefault();
-          if (ready) onConfirm();
+          if (ready && !busy) onConfirm();
         }}
       >
         <h2 id="confirm-title">{title}</h2>
@@ -146,14 +166,21 @@ export function Confirm({ open, title, children, confirmLabel, typed, onConfirm,
         {typed !== undefined && (
           <label>
             Type <code>{typed}</code> to confirm
-            <input value={text} onInput={(event) => setText(event.currentTarget.value)} autoComplete="off" />
+            <input
+              ref={typedInput}
+              value={text}
+              onInput={(event) => setText(event.currentTarget.value)}
+              autoComplete="off"
+            />
           </label>
         )}
+        <ErrorNote error={error} />
         <p class="row">
-          <button type="submit" class="danger" disabled={!ready}>
+          <button type="submit" class="danger" disabled={!ready || busy}>
             {confirmLabel}
+            {busy && "…"}
           </button>
-          <button type="button" class="secondary" onClick={onCancel}>
+          <button type="button" class="secondary" ref={cancelButton} onClick={onCancel} disabled={busy}>
             Cancel
           </button>
         </p>
@@ -190,7 +217,7 @@ export const formatNumber = (value: number | null | undefined, digits = 3): stri
   value === null || value === undefined
     ? "—"
     : Number.isInteger(value)
-      ? String(value)
+      ? value.toLocaleString()
       : value.toFixed(digits);
 
 export interface Series {
@@ -200,6 +227,19 @@ export interface Series {
   color: string;
   dash?: number[];
 }
+
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
+
+/**
+ * Tick labels with as many decimals as the step between ticks has. uPlot's own labels stop at three, so
+ * close NDCG figures (0.2346, 0.2348) all read "0.235".
+ */
+const tickLabels = (_chart: uPlot, splits: number[], _axis: number, _space: number, step: number) => {
+  const decimals = Math.min(10, (String(step).split(".")[1] ?? "").length);
+  return splits.map((value) =>
+    value.toLocaleString(undefined, { minimumFractionDigits: decimals, maximumFractionDigits: decimals }),
+  );
+};
 
 const cssVar = (name: string): string =>
   getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -214,6 +254,8 @@ export function LineChart(props: {
   xLabel: string;
   series: Series[];
   time?: boolean;
+  /** The x values are whole numbers (model versions): no ticks between them. */
+  wholeX?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -229,8 +271,10 @@ export function LineChart(props: {
         scales: { x: { time: props.time ?? false } },
         // Room for "100,000" on the y axis; the legend names the series (values are in the tables beside).
         axes: [
-          { ...axis, label: props.xLabel },
-          { ...axis, size: 64 },
+          props.wholeX
+            ? { ...axis, label: props.xLabel, incrs: WHOLE_STEPS, values: tickLabels }
+            : { ...axis, label: props.xLabel },
+          { ...axis, size: 64, values: tickLabels },
         ],
         legend: { live: false },
         series: [
@@ -253,7 +297,7 @@ export function LineChart(props: {
       resize.disconnect();
       chart.destroy();
     };
-  }, [props.x, props.series, props.xLabel, props.time]);
+  }, [props.x, props.series, props.xLabel, props.time, props.wholeX]);
   return (
     <figure>
       <figcaption>{props.caption}</figcaption>

@@ -12,12 +12,26 @@ const NUMBER_FIELDS = new Set(["price", "priceRangeMin", "priceRangeMax", "value
 const BOOLEAN_FIELDS = new Set(["inStock"]);
 const LIST_FIELDS = new Set(["preferredCategories"]);
 
-/** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and line breaks. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
+/** A CSV row with the line of the file it starts on (1-based; quoted fields may span lines). */
+export interface CsvRow {
+  cells: string[];
+  line: number;
+}
+
+/** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and line breaks. Blank rows are skipped. */
+export function parseCsvRows(text: string): CsvRow[] {
+  const rows: CsvRow[] = [];
   let row: string[] = [];
   let field = "";
   let quoted = false;
+  let line = 1;
+  let rowLine = 1;
+  const endRow = () => {
+    row.push(field);
+    if (row.some((cell) => cell !== "")) rows.push({ cells: row, line: rowLine });
+    row = [];
+    field = "";
+  };
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
     if (quoted) {
@@ -25,22 +39,27 @@ export function parseCsv(text: string): string[][] {
         field += '"';
         i++;
       } else if (char === '"') quoted = false;
-      else field += char;
+      else {
+        field += char;
+        if (char === "\n" || (char === "\r" && text[i + 1] !== "\n")) line++;
+      }
     } else if (char === '"' && field === "") quoted = true;
     else if (char === ",") {
       row.push(field);
       field = "";
     } else if (char === "\n" || char === "\r") {
       if (char === "\r" && text[i + 1] === "\n") i++;
-      row.push(field);
-      if (row.some((cell) => cell !== "")) rows.push(row);
-      row = [];
-      field = "";
+      endRow();
+      line++;
+      rowLine = line;
     } else field += char;
   }
-  row.push(field);
-  if (row.some((cell) => cell !== "")) rows.push(row);
+  endRow();
   return rows;
+}
+
+export function parseCsv(text: string): string[][] {
+  return parseCsvRows(text).map((row) => row.cells);
 }
 
 function convert(name: string, raw: string): unknown {
@@ -55,11 +74,18 @@ function convert(name: string, raw: string): unknown {
   return raw === "" ? undefined : raw;
 }
 
-function fromCsv(text: string): UploadRecord[] {
-  const [header, ...rows] = parseCsv(text.replace(/^\uFEFF/, ""));
-  if (header === undefined) return [];
-  const names = header.map((name) => name.trim());
-  return rows.map((cells) => {
+/** An uploaded file's records, and where each is in the file, for the rows it refused. */
+export interface UploadFile {
+  records: UploadRecord[];
+  /** "line 12" for a CSV file (its header is line 1), "record 12" for a JSON array; `index` from 0. */
+  placeOf: (index: number) => string;
+}
+
+function fromCsv(text: string): UploadFile {
+  const [header, ...rows] = parseCsvRows(text.replace(/^\uFEFF/, ""));
+  if (header === undefined) return { records: [], placeOf: () => "" };
+  const names = header.cells.map((name) => name.trim());
+  const records = rows.map(({ cells }) => {
     const record: UploadRecord = {};
     names.forEach((name, at) => {
       const value = convert(name, cells[at] ?? "");
@@ -72,22 +98,27 @@ function fromCsv(text: string): UploadRecord[] {
     });
     return record;
   });
+  return { records, placeOf: (index) => `line ${rows[index]?.line ?? "?"}` };
 }
 
-function fromJson(text: string, kind: RecordKind): UploadRecord[] {
+function fromJson(text: string, kind: RecordKind): UploadFile {
   const parsed = JSON.parse(text) as unknown;
   const list = Array.isArray(parsed) ? parsed : (parsed as Record<string, unknown> | null)?.[kind];
   if (!Array.isArray(list)) throw new Error(`The JSON file holds neither an array nor a "${kind}" array.`);
-  return list as UploadRecord[];
+  return { records: list as UploadRecord[], placeOf: (index) => `record ${index + 1}` };
 }
 
-export function readRecords(name: string, text: string, kind: RecordKind): UploadRecord[] {
+export function readUploadFile(name: string, text: string, kind: RecordKind): UploadFile {
   const json = /\.json$/i.test(name) || /^\s*[[{]/.test(text);
   try {
     return json ? fromJson(text, kind) : fromCsv(text);
   } catch (error) {
     throw new Error(`${name} could not be read: ${(error as Error).message}`);
   }
+}
+
+export function readRecords(name: string, text: string, kind: RecordKind): UploadRecord[] {
+  return readUploadFile(name, text, kind).records;
 }
 
 export function toBatches(records: UploadRecord[]): UploadRecord[][] {

@@ -67,11 +67,12 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
         {experiment.name} <span class="muted">on {experiment.endpoint}</span>
       </h3>
       <p>
-        <span class={`badge ${experiment.status}`}>{experiment.status}</span> since{" "}
-        {formatDate(experiment.createdAt)}
-        {experiment.stoppedAt !== null && <> · stopped {formatDate(experiment.stoppedAt)}</>}
+        <span class={`badge ${experiment.status}`}>{experiment.status}</span>{" "}
+        {experiment.stoppedAt === null
+          ? `since ${formatDate(experiment.createdAt)}`
+          : `${formatDate(experiment.stoppedAt)} · ran from ${formatDate(experiment.createdAt)}`}
       </p>
-      <ErrorNote error={results.error ?? stop.error} />
+      <ErrorNote error={results.error} />
       {results.data === undefined ? (
         results.error === undefined && <Loading what="results" />
       ) : (
@@ -88,10 +89,16 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
         open={confirming}
         title={`Stop "${experiment.name}"?`}
         confirmLabel="Stop experiment"
-        onCancel={() => setConfirming(false)}
-        onConfirm={async () => {
+        busy={stop.busy}
+        error={stop.error}
+        onCancel={() => {
           setConfirming(false);
-          if ((await stop.run(experiment.id)) !== undefined) onChanged();
+          stop.clear();
+        }}
+        onConfirm={async () => {
+          if ((await stop.run(experiment.id)) === undefined) return;
+          setConfirming(false);
+          onChanged();
         }}
       >
         Every end user gets the endpoint's usual answers again. The results stay readable here.
@@ -100,13 +107,17 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
   );
 }
 
+/** A stopped experiment gathers no more data: "keep running" is no longer advice it can take. */
+const verdictOf = (experiment: Experiment, verdict: string): string =>
+  experiment.status !== "running" && verdict === "keep running" ? "undecided when stopped" : verdict;
+
 function ResultsTable({ experiment, results }: { experiment: Experiment; results: ExperimentResults }) {
   const byArm = new Map<string, Comparison>(results.comparisons.map((c) => [c.variant, c]));
   const metric = METRIC_LABEL[results.metric] ?? results.metric;
   return (
     <>
       <p data-testid="experiment-verdict">
-        Verdict on {metric}: <strong>{results.verdict}</strong>
+        Verdict on {metric}: <strong>{verdictOf(experiment, results.verdict)}</strong>
         {" · "}sample size still needed: {needed(results.impressionsNeeded)}
       </p>
       <div class="table-wrap">
@@ -145,7 +156,7 @@ function ResultsTable({ experiment, results }: { experiment: Experiment; results
                       ? "—"
                       : `${signedPercent(comparison.difference)} (${signedPercent(comparison.interval.low)} to ${signedPercent(comparison.interval.high)})`}
                   </td>
-                  <td>{comparison?.verdict ?? "—"}</td>
+                  <td>{comparison === undefined ? "—" : verdictOf(experiment, comparison.verdict)}</td>
                   <td>{comparison === undefined ? "—" : needed(comparison.impressionsNeeded)}</td>
                 </tr>
               );

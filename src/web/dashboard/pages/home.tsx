@@ -18,23 +18,25 @@ type StepKey = (typeof STEPS)[number]["key"];
 export function HomePage() {
   const { account, setAccount } = useSession();
   const facts = useAsync(async () => {
-    const [status, model, usage] = await Promise.all([
+    const [status, model, usage, keys] = await Promise.all([
       api.sandboxStatus(),
       api.currentModel(),
       api.usageSummary(),
+      api.listKeys(),
     ]);
-    return { counts: status.counts, model, usage };
+    return { counts: status.counts, model, usage, keys };
   }, []);
   const stored = account.onboarding_checklist_status;
   const save = useAction(async (changes: Partial<Record<StepKey, boolean>>) => {
     setAccount(await api.updateChecklist(changes));
   });
 
-  // What the account's data already shows is ticked (and stored) without asking; a key is ticked when one
-  // is created on the keys page, and the widget cannot be seen from here, so that step is ticked by hand.
+  // What the account's data already shows is ticked (and stored) without asking, including the key sign-up
+  // made; the widget cannot be seen from here, so that step is ticked by hand.
   const observed: Partial<Record<StepKey, boolean>> = {};
   if (facts.data !== undefined) {
-    const { counts, model, usage } = facts.data;
+    const { counts, model, usage, keys } = facts.data;
+    if (keys.length > 0) observed.key_created = true;
     if (counts.products > 0) observed.catalogue_ingested = true;
     if (model !== null) observed.first_training = true;
     if (usage.month.recommendations > 0) observed.first_recommendation = true;

@@ -10,11 +10,19 @@ export function KeysPage() {
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | "all" | null>(null);
   const revoke = useAction(async (target: ApiKey | "all") => {
-    if (target === "all") await api.revokeAllKeys();
-    else await api.revokeKey(target.id);
-    setRevoking(null);
-    keys.reload();
+    try {
+      if (target === "all") await api.revokeAllKeys();
+      else await api.revokeKey(target.id);
+      setRevoking(null);
+    } finally {
+      // Also after a failure: the key may have been revoked elsewhere meanwhile.
+      keys.reload();
+    }
   });
+  const closeRevoke = () => {
+    setRevoking(null);
+    revoke.clear();
+  };
   return (
     <>
       <h1 tabIndex={-1}>API keys</h1>
@@ -45,7 +53,7 @@ export function KeysPage() {
       )}
       <section class="card" aria-labelledby="keys-title">
         <h2 id="keys-title">Active keys</h2>
-        <ErrorNote error={keys.error ?? revoke.error} />
+        <ErrorNote error={keys.error} />
         {keys.data === undefined ? (
           keys.error === undefined && <Loading what="keys" />
         ) : keys.data.length === 0 ? (
@@ -112,8 +120,10 @@ export function KeysPage() {
         title={revoking === "all" ? "Revoke every key?" : `Revoke “${revoking?.name ?? ""}”?`}
         confirmLabel={revoking === "all" ? "Revoke all keys" : "Revoke the key"}
         typed={revoking === "all" ? "revoke all" : undefined}
+        busy={revoke.busy}
+        error={revoke.error}
         onConfirm={() => revoking !== null && void revoke.run(revoking)}
-        onCancel={() => setRevoking(null)}
+        onCancel={closeRevoke}
       >
         <p>
           {revoking === "all"
@@ -141,9 +151,12 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
         ? { name, kind }
         : { name, kind, scopes: scopes as (typeof SCOPES)[number][], allowedDomains },
     );
-    setAccount(await api.updateChecklist({ key_created: true }));
+    // The secret is shown at once: it exists nowhere else, so nothing after this may stand in its way.
     setName("");
     onCreated(key);
+    // The checklist tick is a convenience that Home also derives from the key list, so a refusal here is
+    // not shown as a failure of the key.
+    api.updateChecklist({ key_created: true }).then(setAccount, () => undefined);
   });
   return (
     <form

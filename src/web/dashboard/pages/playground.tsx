@@ -103,6 +103,8 @@ export function PlaygroundPage() {
   const ask = useAction(async () => {
     const request = plan();
     setSent(request);
+    // The last answer goes: under this question's error it would read as this question's answer.
+    setAnswer(null);
     const page =
       preset === ""
         ? await api.personalized(request.body as PersonalizedQuery)

@@ -100,7 +100,8 @@ function JobOutcome({ job }: { job: TrainingJob }) {
   const decision = job.metrics?.decision;
   if (decision === undefined || decision === null)
     return <>{job.modelId === null ? "—" : `model ${job.modelId}`}</>;
-  return <>{`${decision.published ? "published" : "not published"}: ${decision.reason}`}</>;
+  // The reason ends by saying what became of the model ("…: published", "…: kept the published model").
+  return <>{decision.reason}</>;
 }
 
 function ModelHistory({ models, error }: { models: ModelMetadata[] | undefined; error: unknown }) {
@@ -140,12 +141,14 @@ function ModelHistory({ models, error }: { models: ModelMetadata[] | undefined; 
               caption="NDCG@10 by model version, beside the popularity baseline"
               x={x}
               xLabel="Version"
+              wholeX
               series={quality}
             />
             <LineChart
               caption="Recall@20 and coverage@10 by model version"
               x={x}
               xLabel="Version"
+              wholeX
               series={reach}
             />
           </div>
@@ -175,7 +178,8 @@ function ModelHistory({ models, error }: { models: ModelMetadata[] | undefined; 
                     <td>{formatNumber(model.metrics.recallAt20)}</td>
                     <td>{formatNumber(model.metrics.coverageAt10)}</td>
                     <td>
-                      {model.counts.users} · {model.counts.items} · {model.counts.interactions}
+                      {model.counts.users.toLocaleString()} · {model.counts.items.toLocaleString()} ·{" "}
+                      {model.counts.interactions.toLocaleString()}
                     </td>
                     <td>{model.isPublished ? <span class="badge ok">published</span> : "no"}</td>
                   </tr>

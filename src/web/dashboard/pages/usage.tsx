@@ -230,7 +230,8 @@ function Sandbox() {
     const result = await api.quickStart();
     setSampleUser(result.sampleEndUsers[0] ?? null);
     setMessage(
-      `Loaded ${result.products} products, ${result.endUsers} end users and ${result.interactions} interactions. ` +
+      `Loaded ${result.products.toLocaleString()} products, ${result.endUsers.toLocaleString()} end users and ` +
+        `${result.interactions.toLocaleString()} interactions. ` +
         (result.jobId === null
           ? "No training was started: today's allowance is used."
           : `Training job ${result.jobId} started.`),
@@ -238,14 +239,20 @@ function Sandbox() {
     after();
   });
   const reset = useAction(async () => {
-    const result = await api.resetSandbox();
-    setSampleUser(null);
-    setConfirming(false);
-    const { products, endUsers, interactions, models, jobs } = result.deleted;
-    setMessage(
-      `Deleted ${products} products, ${endUsers} end users, ${interactions} interactions, ${models} models and ${jobs} jobs.`,
-    );
-    after();
+    try {
+      const result = await api.resetSandbox();
+      setSampleUser(null);
+      setConfirming(false);
+      const { products, endUsers, interactions, models, jobs } = result.deleted;
+      setMessage(
+        `Deleted ${products.toLocaleString()} products, ${endUsers.toLocaleString()} end users, ` +
+          `${interactions.toLocaleString()} interactions, ${models.toLocaleString()} models and ` +
+          `${jobs.toLocaleString()} jobs.`,
+      );
+    } finally {
+      // Also after a failure: part of the data may be gone, and the counts should say so.
+      after();
+    }
   });
   return (
     <section class="card" aria-labelledby="sandbox-title">
@@ -256,8 +263,10 @@ function Sandbox() {
       </p>
       {status.data !== undefined && (
         <p class="muted">
-          Now: {status.data.counts.products} products, {status.data.counts.endUsers} end users,{" "}
-          {status.data.counts.interactions} interactions, {status.data.counts.models} models.
+          Now: {status.data.counts.products.toLocaleString()} products,{" "}
+          {status.data.counts.endUsers.toLocaleString()} end users,{" "}
+          {status.data.counts.interactions.toLocaleString()} interactions,{" "}
+          {status.data.counts.models.toLocaleString()} models.
         </p>
       )}
       <p class="row">
@@ -267,7 +276,10 @@ function Sandbox() {
         <button
           type="button"
           class="danger"
-          onClick={() => setConfirming(true)}
+          onClick={() => {
+            reset.clear();
+            setConfirming(true);
+          }}
           disabled={quickStart.busy || reset.busy}
         >
           Reset the sandbox
@@ -286,12 +298,14 @@ function Sandbox() {
           )}
         </p>
       )}
-      <ErrorNote error={quickStart.error ?? reset.error ?? status.error} />
+      <ErrorNote error={quickStart.error ?? status.error} />
       <Confirm
         open={confirming}
         title="Reset the sandbox?"
         confirmLabel="Delete everything"
         typed="reset"
+        busy={reset.busy}
+        error={reset.error}
         onConfirm={() => void reset.run()}
         onCancel={() => setConfirming(false)}
       >
