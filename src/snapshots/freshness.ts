@@ -23,7 +23,7 @@ interface ChangedProduct {
  * A product's last change: its update or its deletion. Written exactly as the expression of the index
  * products_account_changed_idx, so the planner reads the newest changes from it.
  */
-const CHANGED_AT = sql`greatest(updated_at, coalesce(deleted_at, updated_at))`;
+export const CHANGED_AT = sql`greatest(updated_at, coalesce(deleted_at, updated_at))`;
 
 /** Aggregate over an account's product rows: their newest change (see `productsWatermark`). */
 export const WATERMARK = sql`coalesce(max(${CHANGED_AT}), '-infinity')::text`;
