@@ -93,10 +93,13 @@ export class SnapshotRegistry {
     this.entries.clear();
   }
 
-  /** The snapshot already in memory, or undefined (never loads). */
+  /**
+   * The snapshot already in memory, or undefined (never loads). Undefined too while a product change made in
+   * this process is being taken in: `getSnapshot` waits for it.
+   */
   peekSnapshot(accountId: number): Snapshot | undefined {
     const entry = this.entries.get(accountId);
-    if (entry === undefined) return undefined;
+    if (entry === undefined || entry.changed !== undefined) return undefined;
     this.options.metrics?.cacheHit("snapshot");
     this.touch(accountId, entry);
     return entry.snapshot;
@@ -112,7 +115,9 @@ export class SnapshotRegistry {
       return this.peekSnapshot(accountId);
     const key = modelKey(modelId);
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.snapshot.accountId !== accountId) return undefined;
+    if (entry === undefined || entry.snapshot.accountId !== accountId || entry.changed !== undefined) {
+      return undefined;
+    }
     this.touch(key, entry);
     return entry.snapshot;
   }
@@ -123,6 +128,7 @@ export class SnapshotRegistry {
    * published model then).
    */
   async getModelSnapshot(accountId: number, modelId: number): Promise<Snapshot | undefined> {
+    await this.entries.get(modelKey(modelId))?.changed;
     const loaded = this.peekModelSnapshot(accountId, modelId);
     if (loaded !== undefined) return loaded;
     const published = await this.getSnapshot(accountId);
@@ -150,6 +156,7 @@ export class SnapshotRegistry {
 
   /** The account's snapshot, loading it from its published model on first use; undefined when it has none. */
   async getSnapshot(accountId: number): Promise<Snapshot | undefined> {
+    await this.entries.get(accountId)?.changed;
     const loaded = this.peekSnapshot(accountId);
     if (loaded !== undefined) return loaded;
     this.options.metrics?.cacheMiss("snapshot");
@@ -176,12 +183,28 @@ export class SnapshotRegistry {
     for (const [, other] of this.entries.otherModels(accountId)) forgetUser(other.snapshot, externalUserId);
   }
 
-  /** In-process catalogue hook: flags a deleted product at once and schedules a refresh of the others. */
+  /**
+   * In-process catalogue hook: flags a deleted product at once and takes the other changes in at once, so
+   * that a request following the write that made them is answered over the catalogue the write left (requests
+   * arriving meanwhile wait for it). Changes made by other processes are taken in by the periodic refresh.
+   */
   productsChanged(accountId: number, deletedExternalIds: readonly string[] = []): void {
-    for (const [, other] of this.entries.otherModels(accountId)) flagChanged(other, deletedExternalIds);
-    const entry = this.entries.get(accountId);
-    if (entry === undefined) return;
-    flagChanged(entry, deletedExternalIds);
+    const published = this.entries.get(accountId);
+    const entries = [...this.entries.otherModels(accountId)].map(([, other]) => other);
+    if (published !== undefined) entries.push(published);
+    for (const entry of entries) {
+      flagChanged(entry, deletedExternalIds);
+      const changed = this.refreshAfter(entry).finally(() => {
+        if (entry.changed === changed) entry.changed = undefined;
+      });
+      entry.changed = changed;
+    }
+  }
+
+  /** A refresh that starts after the one under way, if any (that one may have read before the change). */
+  private async refreshAfter(entry: SnapshotEntry): Promise<void> {
+    while (entry.refreshing !== undefined) await entry.refreshing;
+    if (!this.stopped) await this.refresh(entry);
   }
 
   /** Drops an account's snapshot (its models were deleted). */
@@ -252,7 +275,7 @@ export class SnapshotRegistry {
       snapshot: built.snapshot,
       watermark: built.productsWatermark,
       checkedAt: Date.now(),
-      refreshing: false,
+      refreshing: undefined,
     });
     this.absent.delete(accountId);
     // No forced collection here: the artifact's bytes never reached this thread (a worker decoded them), and
@@ -284,7 +307,7 @@ export class SnapshotRegistry {
       snapshot: built.snapshot,
       watermark: built.productsWatermark,
       checkedAt: Date.now(),
-      refreshing: false,
+      refreshing: undefined,
     });
     this.modelAbsent.delete(modelId);
     this.options.logger.info("snapshot loaded", {
@@ -325,30 +348,32 @@ export class SnapshotRegistry {
   private touch(key: EntryKey, entry: SnapshotEntry): void {
     this.entries.touch(key, entry);
     const due = Date.now() - entry.checkedAt >= (this.options.productRefreshMs ?? 5000);
-    if (due && !entry.refreshing && !this.stopped) void this.refresh(entry);
+    if (due && entry.refreshing === undefined && !this.stopped) void this.refresh(entry);
   }
 
-  private async refresh(entry: SnapshotEntry): Promise<void> {
-    entry.refreshing = true;
-    try {
-      entry.watermark = await refreshProducts(this.options.database, entry.snapshot, entry.watermark);
-      entry.checkedAt = Date.now();
-    } catch (error) {
-      if (!this.stopped) this.options.logger.warn("snapshot product refresh failed", { error });
-    } finally {
-      entry.refreshing = false;
-    }
+  private refresh(entry: SnapshotEntry): Promise<void> {
+    const refreshing = (async () => {
+      try {
+        entry.watermark = await refreshProducts(this.options.database, entry.snapshot, entry.watermark);
+        entry.checkedAt = Date.now();
+      } catch (error) {
+        if (!this.stopped) this.options.logger.warn("snapshot product refresh failed", { error });
+      } finally {
+        entry.refreshing = undefined;
+      }
+    })();
+    entry.refreshing = refreshing;
+    return refreshing;
   }
 }
 
-/** Flags deleted products at once and has the entry's catalogue refreshed on its next use. */
+/** Flags deleted products at once. */
 function flagChanged(entry: SnapshotEntry, deletedExternalIds: readonly string[]): void {
   for (const externalId of deletedExternalIds) {
     const i = entry.snapshot.items.indexByExternalId.get(externalId);
     if (i !== undefined) entry.snapshot.items.deleted[i] = 1;
   }
   if (deletedExternalIds.length > 0) bumpItemsRevision(entry.snapshot);
-  entry.checkedAt = 0;
 }
 
 function forgetUser(snapshot: Snapshot, externalUserId: string): void {

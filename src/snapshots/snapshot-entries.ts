@@ -11,7 +11,13 @@ export interface SnapshotEntry {
   snapshot: Snapshot;
   watermark: string;
   checkedAt: number;
-  refreshing: boolean;
+  /** The catalogue refresh under way, if any. */
+  refreshing: Promise<void> | undefined;
+  /**
+   * The refresh a product change made in this process started: until it lands, requests wait for it rather
+   * than rank over the catalogue as it was before the change (see `SnapshotRegistry.productsChanged`).
+   */
+  changed?: Promise<void>;
   /** The snapshot's bytes() when last counted (its derived state grows as it serves). */
   bytes: number;
   countedAt: number;

@@ -308,6 +308,8 @@ describe("history read with the model in memory", () => {
     });
     expect(created.status).toBe(201);
     await interact(ctx, tenant, user, "p-after-training", "PURCHASE");
+    // Once the model's snapshot has taken the new product in (requests wait for that).
+    await ctx.deps.snapshots.getSnapshot(tenant.accountId);
     const withNew = await read();
     expect(statements).toHaveLength(2);
     expect(withNew.events[0]!.externalProductId).toBe("p-after-training");
