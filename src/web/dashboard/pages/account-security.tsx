@@ -126,9 +126,9 @@ export function DeleteUser() {
     <section class="card" aria-labelledby="delete-user-title">
       <h2 id="delete-user-title">Delete your user</h2>
       <p>
-        You are signed out and can no longer log in as {user.email}. If you are the last user of "
-        {account.name}", the account is deactivated too: all its API keys stop working at once, so your shop's
-        recommendations stop. Its data (products, end users, interactions, models) is kept.
+        Deleting it signs you out, and nobody can log in as {user.email} any more. If you are the last user of
+        "{account.name}", the account is deactivated too: all its API keys stop working at once, so your
+        shop's recommendations stop. Its data (products, end users, interactions, models) is kept.
       </p>
       <p>
         <button

@@ -77,6 +77,7 @@ function Profile() {
           <input
             type="email"
             autoComplete="email"
+            size={36}
             required
             maxLength={254}
             value={email}
