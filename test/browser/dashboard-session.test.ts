@@ -87,7 +87,7 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
       await page.route("**/api/v1/accounts/current", (route) => route.fulfill(quotaRefusal));
       await page.reload();
       await page.getByRole("alert").filter({ hasText: "Monthly request quota of 520 reached" }).waitFor();
-      expect(await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link").count()).toBe(7);
+      expect(await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link").count()).toBe(8);
 
       // Log out refused: the person is told the session still works, and stays signed in.
       await page.route("**/api/v1/auth/logout", (route) => route.fulfill(quotaRefusal));

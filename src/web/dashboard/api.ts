@@ -9,7 +9,13 @@ import type { ApiKeyCreated, ApiKeyCreateInput, ApiKeyMetadataOutput } from "../
 import type { LoginResponse, RegisterInput, RegisterResponse } from "../../modules/auth/schemas";
 import type { BillingSessionType } from "../../modules/billing/schemas";
 import type { EndUser, EndUserExport, ErasureResult } from "../../modules/end-users/schemas";
-import type { Experiment, ExperimentList, ExperimentResults } from "../../modules/experiments/schemas";
+import type {
+  Experiment,
+  ExperimentCreate,
+  ExperimentList,
+  ExperimentResults,
+  ResultMetric,
+} from "../../modules/experiments/schemas";
 import type { BatchAccepted, BatchJobStatus, BatchRequest } from "../../modules/ingestion/schemas";
 import type { Interaction } from "../../modules/interactions/schemas";
 import type { PlanTableType } from "../../modules/plans/schemas";
@@ -20,7 +26,7 @@ import type {
   RecommendationPage,
 } from "../../modules/recommendations/schemas";
 import type { QuickStartResultType, ResetResultType, SandboxStatusType } from "../../modules/sandbox/schemas";
-import type { UserOutput } from "../../modules/system-users/schemas";
+import type { UserOutput, UserUpdateInput } from "../../modules/system-users/schemas";
 import type {
   ModelMetadataType,
   TrainingAcceptedType,
@@ -34,6 +40,7 @@ export type {
   EndUserExport,
   ErasureResult,
   Experiment,
+  ExperimentCreate as NewExperiment,
   ExperimentResults,
   Grouping,
   Interaction,
@@ -71,7 +78,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly errorCode: string,
     readonly requestId: string | null,
-    readonly detail: { loc: string[]; msg: string }[] = [],
+    /** The 422's invalid fields: `loc` is where the value was (`["body", "variants", 1, "traffic"]`). */
+    readonly detail: { loc: (string | number)[]; msg: string }[] = [],
     /** Seconds the service asked to wait before trying again (Retry-After on 429 and 503), if it said. */
     readonly retryAfter: number | null = null,
   ) {
@@ -172,11 +180,16 @@ export const api = {
   logOut: () => call<{ message: string }>("POST", "/auth/logout"),
   sendVerification: () => call<{ message: string }>("POST", "/auth/send-verification-email"),
   me: () => call<UserOutput>("GET", "/system-users/me"),
+  /** Name, e-mail or password; the last two need `currentPassword`, and a new password ends every session. */
+  updateMe: (changes: UserUpdateInput) => call<UserOutput>("PUT", "/system-users/me", { body: changes }),
+  deleteMe: () => call<void>("DELETE", "/system-users/me"),
 
   account: () => call<Account>("GET", "/accounts/current"),
   /** Sets the given checklist steps; the service merges them into the stored object. */
   updateChecklist: (changes: Record<string, unknown>) =>
     call<Account>("PATCH", "/accounts/current", { body: { onboarding_checklist_status: changes } }),
+  /** Platform administrators only (ADMIN_EMAILS); anyone else is answered 403 ADMIN_REQUIRED. */
+  renameAccount: (name: string) => call<Account>("PATCH", "/accounts/current", { body: { name } }),
 
   listKeys: () => call<ApiKey[]>("GET", "/api-keys/"),
   createKey: (input: NewApiKey) => call<CreatedApiKey>("POST", "/api-keys/", { body: input }),
@@ -249,9 +262,12 @@ export const api = {
   recommendationMetrics: (groupBy: Grouping) =>
     call<MetricsReport>("GET", "/analytics/recommendations", { query: { group_by: groupBy } }),
 
-  /** A/B experiments, newest first; one's per-arm results and sequential verdict; stopping one. */
+  /** A/B experiments, newest first; one's per-arm results and sequential verdict; starting and stopping one. */
   experiments: () => call<Static<typeof ExperimentList>>("GET", "/experiments/"),
-  experimentResults: (id: number) => call<ExperimentResults>("GET", `/experiments/${id}/results`),
+  experimentResults: (id: number, metric: ResultMetric = "ctr") =>
+    call<ExperimentResults>("GET", `/experiments/${id}/results`, { query: { metric } }),
+  /** Creating an experiment starts it: there is no separate start. */
+  createExperiment: (input: ExperimentCreate) => call<Experiment>("POST", "/experiments/", { body: input }),
   stopExperiment: (id: number) => call<Experiment>("POST", `/experiments/${id}/stop`),
 
   sandboxStatus: () => call<SandboxStatusType>("GET", "/sandbox/status"),

@@ -2,6 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter-preact";
 import { type Account, ApiError, api, onSignedOut, session } from "./api";
+import { AccountPage } from "./pages/account";
 import { LogInPage, SignUpPage } from "./pages/auth";
 import { DataPage } from "./pages/data";
 import { HomePage } from "./pages/home";
@@ -22,12 +23,15 @@ const PAGES = [
   { path: "/playground", label: "Playground" },
   { path: "/results", label: "Online results" },
   { path: "/usage", label: "Usage and plan" },
+  { path: "/account", label: "Account" },
 ] as const;
 
 export function App() {
   const [signedIn, setSignedIn] = useState(session.token() !== null);
   // The secret key sign-up answers with is shown once, on the first page, and kept nowhere.
   const [firstKey, setFirstKey] = useState<string | null>(null);
+  // Why the session ended, when the dashboard ended it (a new password, a deleted user): said on the log-in page.
+  const [notice, setNotice] = useState<string | null>(null);
   useEffect(() => onSignedOut(() => setSignedIn(false)), []);
   return (
     <Router base={BASE}>
@@ -35,7 +39,10 @@ export function App() {
         <SignedIn
           firstKey={firstKey}
           onFirstKeySeen={() => setFirstKey(null)}
-          onSignOut={() => setSignedIn(false)}
+          onSignOut={(why) => {
+            setNotice(why ?? null);
+            setSignedIn(false);
+          }}
         />
       ) : (
         <Switch>
@@ -48,7 +55,13 @@ export function App() {
             />
           </Route>
           <Route path="/login">
-            <LogInPage onSignedIn={() => setSignedIn(true)} />
+            <LogInPage
+              notice={notice}
+              onSignedIn={() => {
+                setNotice(null);
+                setSignedIn(true);
+              }}
+            />
           </Route>
           <Route>
             {/* The page asked for is opened once the person has logged in. */}
@@ -60,13 +73,17 @@ export function App() {
   );
 }
 
-function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; onSignOut: () => void }) {
+function SignedIn(props: {
+  firstKey: string | null;
+  onFirstKeySeen: () => void;
+  onSignOut: (notice?: string) => void;
+}) {
   const state = useAsync(async () => {
     const [user, account] = await Promise.all([api.me(), api.account()]);
     return { user, account };
   }, []);
   const [latestAccount, setAccount] = useState<Account | null>(null);
-  const [location] = useLocation();
+  const [location, navigate] = useLocation();
   // Moving to another page puts focus on its heading, as a screen reader user expects after a link.
   useEffect(() => {
     document.querySelector<HTMLElement>("main h1")?.focus();
@@ -98,8 +115,13 @@ function SignedIn(props: { firstKey: string | null; onFirstKeySeen: () => void; 
     setAccount(null);
     state.reload();
   };
+  const endSession = (notice: string) => {
+    session.clear();
+    props.onSignOut(notice);
+    navigate("/login");
+  };
   return (
-    <SessionContext.Provider value={{ user, account, refresh, setAccount }}>
+    <SessionContext.Provider value={{ user, account, refresh, setAccount, endSession }}>
       <Frame
         who={`${user.email} · ${account.plan}`}
         onSignOut={props.onSignOut}
@@ -220,6 +242,9 @@ function Pages() {
       </Route>
       <Route path="/usage">
         <UsagePage />
+      </Route>
+      <Route path="/account">
+        <AccountPage />
       </Route>
       <Route>
         <h1 tabIndex={-1}>Page not found</h1>

@@ -10,6 +10,8 @@ export interface SessionState {
   refresh: () => void;
   /** Takes the account as a write answered it, saving the two reads of `refresh`. */
   setAccount: (account: Account) => void;
+  /** Forgets the session in this browser and opens the log-in page, saying why there (`notice`). */
+  endSession: (notice: string) => void;
 }
 
 export const SessionContext = createContext<SessionState | null>(null);

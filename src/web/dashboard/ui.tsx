@@ -53,7 +53,14 @@ export function useInterval(tick: () => void, ms: number, active: boolean): void
 }
 
 /** An API error as the sentence the service wrote, with the request id support asks for. */
-export function ErrorNote({ error }: { error: unknown }) {
+export function ErrorNote({
+  error,
+  omit,
+}: {
+  error: unknown;
+  /** Issues a form already shows next to their fields (see `fieldIssues`) are not listed again. */
+  omit?: (loc: (string | number)[]) => boolean;
+}) {
   if (error === undefined || error === null) return null;
   if (!(error instanceof ApiError)) {
     return (
@@ -62,12 +69,14 @@ export function ErrorNote({ error }: { error: unknown }) {
       </div>
     );
   }
+  const listed = omit === undefined ? error.detail : error.detail.filter((issue) => !omit(issue.loc));
   return (
     <div class="error" role="alert">
       <div>{error.message}</div>
-      {error.detail.length > 0 && (
+      {error.retryAfter !== null && <div>You can try again {waitText(error.retryAfter)}.</div>}
+      {listed.length > 0 && (
         <ul>
-          {error.detail.map((issue) => (
+          {listed.map((issue) => (
             <li key={issue.loc.join(".")}>
               {issue.loc.slice(1).join(" › ")}: {issue.msg}
             </li>
@@ -76,6 +85,42 @@ export function ErrorNote({ error }: { error: unknown }) {
       )}
       {error.requestId !== null && <div class="request-id">Request id: {error.requestId}</div>}
     </div>
+  );
+}
+
+/** Retry-After in words: "in 40 seconds", "in about 15 minutes", "in about 2 hours", "in about 9 days". */
+export function waitText(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  if (seconds < 60) return `in ${plural(seconds, "second")}`;
+  if (seconds < 3600) return `in about ${plural(Math.ceil(seconds / 60), "minute")}`;
+  if (seconds < 172_800) return `in about ${plural(Math.round(seconds / 3600), "hour")}`;
+  return `in about ${plural(Math.round(seconds / 86_400), "day")}`;
+}
+
+/**
+ * The 422 issues of `error` about one field, found by the path after "body" (`["variants", 1, "traffic"]`),
+ * so a form can show each next to its input; `exact` leaves out issues about the field's parts.
+ */
+export function fieldIssues(error: unknown, path: (string | number)[], exact = true): string[] {
+  if (!(error instanceof ApiError)) return [];
+  const wanted = ["body", ...path].map(String);
+  return error.detail
+    .filter((issue) => {
+      const at = issue.loc.map(String);
+      if (exact ? at.length !== wanted.length : at.length < wanted.length) return false;
+      return wanted.every((part, index) => at[index] === part);
+    })
+    .map((issue) => issue.msg);
+}
+
+/** What is wrong with one field, under it; the input names it with aria-describedby and aria-invalid. */
+export function FieldError({ id, messages }: { id: string; messages: (string | undefined)[] }) {
+  const shown = messages.filter((message): message is string => message !== undefined && message !== "");
+  if (shown.length === 0) return null;
+  return (
+    <span class="field-error" id={id}>
+      {shown.join(" ")}
+    </span>
   );
 }
 

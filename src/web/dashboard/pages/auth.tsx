@@ -59,7 +59,7 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (firstKey: string) => v
   );
 }
 
-export function LogInPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function LogInPage({ notice, onSignedIn }: { notice: string | null; onSignedIn: () => void }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const logIn = useAction(async () => {
@@ -70,6 +70,11 @@ export function LogInPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main class="auth">
       <h1>Log in</h1>
+      {notice !== null && (
+        <p class="notice" role="status" data-testid="login-notice">
+          {notice}
+        </p>
+      )}
       <form
         class="card"
         onSubmit={(event) => {

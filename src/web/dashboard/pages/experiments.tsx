@@ -1,6 +1,8 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
+import type { ResultMetric } from "../../../modules/experiments/schemas";
 import { api, type Experiment, type ExperimentResults } from "../api";
 import { Confirm, ErrorNote, formatDate, Loading, useAction, useAsync } from "../ui";
+import { ExperimentForm } from "./experiment-form";
 
 type Comparison = ExperimentResults["comparisons"][number];
 
@@ -12,12 +14,24 @@ const UNKNOWN_NEEDED = 2147483647;
 const needed = (n: number): string =>
   n === 0 ? "none (decided)" : n >= UNKNOWN_NEEDED ? "not yet estimable" : `${n.toLocaleString()} per arm`;
 
-const METRIC_LABEL: Record<string, string> = {
+const METRIC_LABEL: Record<ResultMetric, string> = {
   ctr: "click-through rate",
   add_to_cart: "add-to-cart rate",
   conversion: "conversion rate",
   revenue: "revenue per impression",
 };
+
+/** Each metric's column of the arm: its rate, or revenue per 1,000 impressions (shown as an amount). */
+const ARM_VALUE: Record<ResultMetric, (arm: ExperimentResults["arms"][number]) => ArmEstimate> = {
+  ctr: (arm) => arm.clickThroughRate,
+  add_to_cart: (arm) => arm.addToCartRate,
+  conversion: (arm) => arm.conversionRate,
+  revenue: (arm) => arm.revenuePerThousandImpressions,
+};
+type ArmEstimate = ExperimentResults["arms"][number]["clickThroughRate"];
+
+const amount = (value: number): string => value.toLocaleString(undefined, { maximumFractionDigits: 4 });
+const signedAmount = (value: number): string => `${value >= 0 ? "+" : "−"}${amount(Math.abs(value))}`;
 
 const overridesText = (arm: Experiment["variants"][number]): string => {
   const entries = Object.entries(arm.overrides ?? {});
@@ -27,6 +41,14 @@ const overridesText = (arm: Experiment["variants"][number]): string => {
 /** The account's A/B experiments on the Online results page, newest first. */
 export function ExperimentsSection() {
   const list = useAsync(() => api.experiments(), []);
+  const [creating, setCreating] = useState(false);
+  const [started, setStarted] = useState<Experiment | null>(null);
+  const newButton = useRef<HTMLButtonElement>(null);
+  const closeForm = () => {
+    setCreating(false);
+    // Focus goes back where the person opened the form from, not to the top of the page.
+    setTimeout(() => newButton.current?.focus(), 0);
+  };
   return (
     <section class="card" aria-labelledby="experiments-title">
       <h2 id="experiments-title">Experiments</h2>
@@ -34,14 +56,39 @@ export function ExperimentsSection() {
         Each arm's metric against the control (the first arm). The sequential test may be read as often as you
         like without raising false positives; its verdict is "keep running" until the data decide.
       </p>
+      {creating ? (
+        <ExperimentForm
+          onCancel={closeForm}
+          onCreated={(experiment) => {
+            setStarted(experiment);
+            closeForm();
+            list.reload();
+          }}
+        />
+      ) : (
+        <p>
+          <button
+            type="button"
+            ref={newButton}
+            onClick={() => {
+              setStarted(null);
+              setCreating(true);
+            }}
+          >
+            New experiment
+          </button>
+        </p>
+      )}
+      {started !== null && (
+        <p class="notice" role="status" data-testid="experiment-started">
+          "{started.name}" is running on {started.endpoint} with {started.variants.length} arms.
+        </p>
+      )}
       <ErrorNote error={list.error} />
       {list.data === undefined ? (
         list.error === undefined && <Loading what="experiments" />
       ) : list.data.items.length === 0 ? (
-        <p>
-          No experiments yet. Start one with <code>POST /api/v1/experiments/</code> (see the README's "Online
-          evaluation").
-        </p>
+        <p>No experiments yet.</p>
       ) : (
         list.data.items.map((experiment) => (
           <ExperimentCard key={experiment.id} experiment={experiment} onChanged={list.reload} />
@@ -52,7 +99,11 @@ export function ExperimentsSection() {
 }
 
 function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onChanged: () => void }) {
-  const results = useAsync(() => api.experimentResults(experiment.id), [experiment.id, experiment.status]);
+  const [metric, setMetric] = useState<ResultMetric>("ctr");
+  const results = useAsync(
+    () => api.experimentResults(experiment.id, metric),
+    [experiment.id, experiment.status, metric],
+  );
   const [confirming, setConfirming] = useState(false);
   const stop = useAction(api.stopExperiment);
   const titleId = `experiment-${experiment.id}`;
@@ -72,6 +123,16 @@ function ExperimentCard({ experiment, onChanged }: { experiment: Experiment; onC
           ? `since ${formatDate(experiment.createdAt)}`
           : `${formatDate(experiment.stoppedAt)} · ran from ${formatDate(experiment.createdAt)}`}
       </p>
+      <label>
+        Compare the arms on
+        <select value={metric} onChange={(e) => setMetric(e.currentTarget.value as ResultMetric)}>
+          {(Object.keys(METRIC_LABEL) as ResultMetric[]).map((value) => (
+            <option key={value} value={value}>
+              {METRIC_LABEL[value]}
+            </option>
+          ))}
+        </select>
+      </label>
       <ErrorNote error={results.error} />
       {results.data === undefined ? (
         results.error === undefined && <Loading what="results" />
@@ -113,7 +174,11 @@ const verdictOf = (experiment: Experiment, verdict: string): string =>
 
 function ResultsTable({ experiment, results }: { experiment: Experiment; results: ExperimentResults }) {
   const byArm = new Map<string, Comparison>(results.comparisons.map((c) => [c.variant, c]));
-  const metric = METRIC_LABEL[results.metric] ?? results.metric;
+  const key = (results.metric in ARM_VALUE ? results.metric : "ctr") as ResultMetric;
+  const metric = METRIC_LABEL[key];
+  // Rates read as percentages; revenue as an amount (per 1,000 impressions by arm, per impression apart).
+  const show = key === "revenue" ? amount : percent;
+  const showDifference = key === "revenue" ? signedAmount : signedPercent;
   return (
     <>
       <p data-testid="experiment-verdict">
@@ -128,8 +193,10 @@ function ResultsTable({ experiment, results }: { experiment: Experiment; results
               <th scope="col">Traffic</th>
               <th scope="col">Changes</th>
               <th scope="col">Impressions</th>
-              <th scope="col">Click-through rate</th>
-              <th scope="col">Difference from control (95% interval)</th>
+              <th scope="col">{key === "revenue" ? "Revenue per 1,000 impressions" : metric}</th>
+              <th scope="col">
+                Difference from control{key === "revenue" ? " per impression" : ""} (95% interval)
+              </th>
               <th scope="col">Verdict</th>
               <th scope="col">Still needed</th>
             </tr>
@@ -148,13 +215,13 @@ function ResultsTable({ experiment, results }: { experiment: Experiment; results
                   <td>{definition === undefined ? "" : overridesText(definition)}</td>
                   <td>{arm.impressions.toLocaleString()}</td>
                   <td>
-                    {percent(arm.clickThroughRate.value)} ({percent(arm.clickThroughRate.low)}–
-                    {percent(arm.clickThroughRate.high)})
+                    {show(ARM_VALUE[key](arm).value)} ({show(ARM_VALUE[key](arm).low)}–
+                    {show(ARM_VALUE[key](arm).high)})
                   </td>
                   <td>
                     {comparison === undefined
                       ? "—"
-                      : `${signedPercent(comparison.difference)} (${signedPercent(comparison.interval.low)} to ${signedPercent(comparison.interval.high)})`}
+                      : `${showDifference(comparison.difference)} (${showDifference(comparison.interval.low)} to ${showDifference(comparison.interval.high)})`}
                   </td>
                   <td>{comparison === undefined ? "—" : verdictOf(experiment, comparison.verdict)}</td>
                   <td>{comparison === undefined ? "—" : needed(comparison.impressionsNeeded)}</td>

@@ -207,13 +207,17 @@ function Plans({ plans, current }: { plans: PlanTable; current: string }) {
         ))}
       </div>
       <p>
+        To move to a cheaper paid plan, subscribe to it above. To leave paid plans, cancel the subscription in
+        the payment provider's portal: the account moves to FREE with FREE's limits, and its data stays.
+      </p>
+      <p>
         <button
           type="button"
           class="secondary"
           disabled={busy || apiKey === ""}
           onClick={() => void portal.run()}
         >
-          Manage the subscription
+          Manage or cancel the subscription
         </button>
       </p>
     </section>
