@@ -3,34 +3,18 @@
  * and password of the signed-in user, the login throttle met by wrong current passwords, renaming the
  * account (platform administrators only) and deleting the user behind a typed confirmation.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { makeTempDir } from "../helpers/temp-dirs";
 import { errorBody, type Owner, openDashboard, signUp } from "./support/dashboard";
-import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
-
-const skipReason = browserSkipReason();
-if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
+import { browserSuite } from "./support/harness";
 
 const ADMIN_EMAIL = `account-admin-${crypto.randomUUID()}@example.com`;
-
-let service: Service;
-let browser: Browser;
-let dataDir: string;
-
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  dataDir = join(makeTempDir("rs-account-"), "data");
-  service = await startService({ ADMIN_EMAILS: ADMIN_EMAIL, DATA_DIR: dataDir });
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await service?.server.stop();
-});
+const dataDir = join(makeTempDir("rs-account-"), "data");
+const suite = browserSuite({ ADMIN_EMAILS: ADMIN_EMAIL, DATA_DIR: dataDir });
+const { skipReason } = suite;
 
 /** The verification link of the newest message the service wrote to its outbox for `email`, if any. */
 function verificationLink(email: string): string | undefined {
@@ -64,8 +48,8 @@ async function logIn(page: Page, email: string, password: string): Promise<void>
 
 describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => {
   test("the Account link opens the page with the user's e-mail", async () => {
-    const owner = await signUp(service);
-    const { page, problems, close } = await openDashboard(browser, service, "/", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, problems, close } = await openDashboard(suite.browser, suite.service, "/", owner.token);
     try {
       await page
         .getByRole("navigation", { name: "Dashboard" })
@@ -82,8 +66,8 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
   }, 60_000);
 
   test("a new password ends this session: the old token is refused and the new password logs in", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/account", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/account", owner.token);
     try {
       await page.getByRole("heading", { name: "Password" }).waitFor();
       // Checked on the page before anything is sent.
@@ -97,7 +81,7 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       await page.getByRole("heading", { name: "Log in" }).waitFor();
       expect(await page.getByTestId("login-notice").textContent()).toContain("Your password was changed");
       expect(await tokenIn(page)).toBeNull();
-      const old = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+      const old = await suite.service.call("GET", "/api/v1/system-users/me", { token: owner.token });
       expect(old.status).toBe(401);
 
       await logIn(page, owner.email, "a-brand-new-pass-456");
@@ -105,9 +89,9 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       const fresh = await tokenIn(page);
       expect(fresh).not.toBeNull();
       expect(fresh).not.toBe(owner.token);
-      const me = await service.call("GET", "/api/v1/system-users/me", { token: fresh ?? "" });
+      const me = await suite.service.call("GET", "/api/v1/system-users/me", { token: fresh ?? "" });
       expect(me.status).toBe(200);
-      const refused = await service.call("POST", "/api/v1/auth/token", {
+      const refused = await suite.service.call("POST", "/api/v1/auth/token", {
         body: { email: owner.email, password: owner.password },
       });
       expect(refused.status).toBe(401);
@@ -117,8 +101,8 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
   }, 60_000);
 
   test("a wrong current password is said so, and past the login throttle the wait is told", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/account", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/account", owner.token);
     try {
       await page.getByRole("heading", { name: "Password" }).waitFor();
       await changePassword(page, "not-my-password", "another-pass-789");
@@ -140,7 +124,7 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       await alert.filter({ hasText: "Too many failed password attempts" }).waitFor();
       expect(await alert.textContent()).toMatch(/You can try again in about 1[45] minutes\./);
       expect(await tokenIn(page)).toBe(owner.token);
-      const me = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+      const me = await suite.service.call("GET", "/api/v1/system-users/me", { token: owner.token });
       expect(me.status).toBe(200);
     } finally {
       await close();
@@ -148,8 +132,8 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
   }, 60_000);
 
   test("a new e-mail address is saved and a verification link is sent to it", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/account", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/account", owner.token);
     const newEmail = `moved-${crypto.randomUUID()}@example.com`;
     try {
       await page.getByLabel("Name", { exact: true }).fill("Ada Operator");
@@ -163,7 +147,7 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       expect(await saved.textContent()).toContain(`Your e-mail address is now ${newEmail}`);
       expect(await saved.textContent()).toContain("a link was sent there");
       await page.getByText(newEmail, { exact: false }).first().waitFor();
-      const me = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+      const me = await suite.service.call("GET", "/api/v1/system-users/me", { token: owner.token });
       expect(me.body).toMatchObject({ email: newEmail, fullName: "Ada Operator", emailVerified: false });
       expect(verificationLink(newEmail)).toBeDefined();
     } finally {
@@ -172,8 +156,8 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
   }, 60_000);
 
   test("an administrator renames the account; anyone else sees the name with the reason it is fixed", async () => {
-    const owner = await signUp(service);
-    const plain = await openDashboard(browser, service, "/account", owner.token);
+    const owner = await signUp(suite.service);
+    const plain = await openDashboard(suite.browser, suite.service, "/account", owner.token);
     try {
       await plain.page.getByTestId("account-name-reason").waitFor();
       expect(await plain.page.getByTestId("account-name").textContent()).toBe("Dashboard shop");
@@ -185,13 +169,13 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       await plain.close();
     }
     // The service refuses the change too, whatever the page shows.
-    const refused = await service.call("PATCH", "/api/v1/accounts/current", {
+    const refused = await suite.service.call("PATCH", "/api/v1/accounts/current", {
       token: owner.token,
       body: { name: "Taken over" },
     });
     expect(refused.status).toBe(403);
 
-    const registered = await service.call("POST", "/api/v1/auth/register", {
+    const registered = await suite.service.call("POST", "/api/v1/auth/register", {
       body: { accountName: "Admin shop", email: ADMIN_EMAIL, password: "admin-pass-12345" },
     });
     expect(registered.status).toBe(200);
@@ -200,14 +184,19 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
     if (link === undefined) throw new Error("no verification mail for the administrator");
     // The link names PUBLIC_BASE_URL, which this service on a free port does not know: its path is taken.
     const { pathname, search } = new URL(link);
-    expect((await fetch(`${service.baseUrl}${pathname}${search}`)).status).toBe(200);
+    expect((await fetch(`${suite.service.baseUrl}${pathname}${search}`)).status).toBe(200);
     const admin: Owner = {
       email: ADMIN_EMAIL,
       password: "admin-pass-12345",
       token: registered.body.accessToken,
       secretKey: registered.body.apiKey,
     };
-    const { page, problems, close } = await openDashboard(browser, service, "/account", admin.token);
+    const { page, problems, close } = await openDashboard(
+      suite.browser,
+      suite.service,
+      "/account",
+      admin.token,
+    );
     try {
       const name = page.getByRole("textbox", { name: "Account name" });
       await name.fill("");
@@ -217,7 +206,7 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       expect(await page.getByTestId("account-name-saved").textContent()).toContain(
         "The account is now called Renamed shop",
       );
-      const account = await service.call("GET", "/api/v1/accounts/current", { token: admin.token });
+      const account = await suite.service.call("GET", "/api/v1/accounts/current", { token: admin.token });
       expect(account.body.name).toBe("Renamed shop");
       await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Home" }).click();
       await page.getByRole("heading", { name: "Welcome, Renamed shop" }).waitFor();
@@ -228,8 +217,8 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
   }, 60_000);
 
   test("deleting the user takes the typed e-mail, says a refusal in the dialog, then signs out", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/account", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/account", owner.token);
     try {
       await page.getByRole("button", { name: "Delete my user" }).click();
       const dialog = page.getByRole("dialog");
@@ -262,14 +251,14 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
     } finally {
       await close();
     }
-    const me = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+    const me = await suite.service.call("GET", "/api/v1/system-users/me", { token: owner.token });
     expect(me.status).toBe(401);
-    const login = await service.call("POST", "/api/v1/auth/token", {
+    const login = await suite.service.call("POST", "/api/v1/auth/token", {
       body: { email: owner.email, password: owner.password },
     });
     expect(login.status).toBe(401);
     // It was the account's only user: its keys stop working.
-    const withKey = await service.call("GET", "/api/v1/accounts/current", { apiKey: owner.secretKey });
+    const withKey = await suite.service.call("GET", "/api/v1/accounts/current", { apiKey: owner.secretKey });
     expect(withKey.status).toBe(401);
   }, 60_000);
 });

@@ -3,28 +3,13 @@
  * store, so on Postgres too when TEST_DATABASE_URL is set): records whose ids need escaping in an address,
  * a long history, and an upload that meets the bulk-ingestion limit.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { Browser } from "playwright-core";
 import { errorBody, ingest, openDashboard, signUp } from "./support/dashboard";
-import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
+import { browserSuite } from "./support/harness";
 
-const skipReason = browserSkipReason();
-if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
-
-let service: Service;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  service = await startService();
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await service?.server.stop();
-});
+const suite = browserSuite();
+const { skipReason } = suite;
 
 const product = (externalId: string, name: string, price = 10) => ({
   externalId,
@@ -35,15 +20,20 @@ const product = (externalId: string, name: string, price = 10) => ({
 
 describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
   test("a product and an end user whose ids hold '/', '?', '%', a space and 'é' open, export and erase", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     const productId = "sku/42";
     const userId = "a b/é?%41";
-    await ingest(service, owner, {
+    await ingest(suite.service, owner, {
       products: [product(productId, "Slash kettle")],
       users: [{ externalId: userId }],
       interactions: [{ external_user_id: userId, external_product_id: productId, interaction_type: "view" }],
     });
-    const { page, errorAnswers, close } = await openDashboard(browser, service, "/data", owner.token);
+    const { page, errorAnswers, close } = await openDashboard(
+      suite.browser,
+      suite.service,
+      "/data",
+      owner.token,
+    );
     try {
       await page.getByRole("link", { name: "Slash kettle" }).click();
       await page.getByRole("heading", { name: "Slash kettle" }).waitFor();
@@ -75,9 +65,13 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
         .getByRole("status")
         .filter({ hasText: `${userId} was erased: 1 interactions` })
         .waitFor();
-      const gone = await service.call("GET", `/api/v1/end-users/external/${encodeURIComponent(userId)}`, {
-        apiKey: owner.secretKey,
-      });
+      const gone = await suite.service.call(
+        "GET",
+        `/api/v1/end-users/external/${encodeURIComponent(userId)}`,
+        {
+          apiKey: owner.secretKey,
+        },
+      );
       expect(gone.status).toBe(404);
       expect(errorAnswers).toEqual([]);
     } finally {
@@ -86,7 +80,7 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
   }, 60_000);
 
   test("an end user's history shows the newest 200 interactions, newest first, and counts the older ones", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     const start = Date.now() - 300 * 86_400_000;
     // Value n on day n: the value column tells the rows apart, 250 being the newest.
     const interactions = Array.from({ length: 250 }, (_, n) => ({
@@ -96,9 +90,17 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
       value: n + 1,
       timestamp: new Date(start + n * 86_400_000).toISOString(),
     }));
-    await ingest(service, owner, { products: [product("p-1", "Teapot")], users: [{ externalId: "heavy" }] });
-    await ingest(service, owner, { interactions });
-    const { page, close } = await openDashboard(browser, service, "/data/end-users/heavy", owner.token);
+    await ingest(suite.service, owner, {
+      products: [product("p-1", "Teapot")],
+      users: [{ externalId: "heavy" }],
+    });
+    await ingest(suite.service, owner, { interactions });
+    const { page, close } = await openDashboard(
+      suite.browser,
+      suite.service,
+      "/data/end-users/heavy",
+      owner.token,
+    );
     try {
       const history = page.getByRole("region", { name: /^History/ });
       await history.getByRole("table").waitFor();
@@ -118,7 +120,7 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
   }, 60_000);
 
   test("an upload meeting the bulk limit waits out Retry-After and goes on from the refused batch", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     const lines = ["externalId,name,price,category"];
     for (let n = 0; n < 2500; n++) lines.push(`bulk-${n},Product ${n},${n + 1},kitchen`);
     // Refused by the service: one without an id (in the second batch), one with a price of 0.
@@ -126,7 +128,7 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
     lines[2400] = "bulk-2399,Free,0,kitchen";
     const csv = lines.join("\n");
 
-    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/data/upload", owner.token);
     let posts = 0;
     try {
       await page.route("**/api/v1/ingestion/batch", async (route) => {
@@ -161,21 +163,23 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
       await close();
     }
     // Three batches reached the service, each once.
-    const jobs = await service.call("GET", "/api/v1/ingestion/batch?limit=10", { apiKey: owner.secretKey });
+    const jobs = await suite.service.call("GET", "/api/v1/ingestion/batch?limit=10", {
+      apiKey: owner.secretKey,
+    });
     expect(
       jobs.body
         .map((job: { totalProducts: number }) => job.totalProducts)
         .sort((a: number, b: number) => b - a),
     ).toEqual([1000, 1000, 500]);
-    const listed = await service.call("GET", "/api/v1/products/?limit=1", { apiKey: owner.secretKey });
+    const listed = await suite.service.call("GET", "/api/v1/products/?limit=1", { apiKey: owner.secretKey });
     expect(listed.body.total).toBe(2498);
   }, 90_000);
 
   test("an upload stopped by a long bulk-limit wait continues from the refused batch, sending none twice", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     const lines = ["externalId,name,price,category"];
     for (let n = 0; n < 1500; n++) lines.push(`later-${n},Product ${n},${n + 1},kitchen`);
-    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/data/upload", owner.token);
     let posts = 0;
     try {
       // The hourly window is spent: an hour is too long to wait on the page.
@@ -203,14 +207,16 @@ describe.skipIf(skipReason !== undefined)("the Data pages in Chromium", () => {
     } finally {
       await close();
     }
-    const jobs = await service.call("GET", "/api/v1/ingestion/batch?limit=10", { apiKey: owner.secretKey });
+    const jobs = await suite.service.call("GET", "/api/v1/ingestion/batch?limit=10", {
+      apiKey: owner.secretKey,
+    });
     expect(jobs.body.map((job: { totalProducts: number }) => job.totalProducts)).toEqual([500, 1000]);
   }, 60_000);
 
   test("an upload whose every record is refused says none was applied", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     const csv = "externalId,name,price,category\nbad-1,Nothing,-1,kitchen\n,Nameless id,3,kitchen\n";
-    const { page, close } = await openDashboard(browser, service, "/data/upload", owner.token);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/data/upload", owner.token);
     try {
       await page
         .getByLabel("File", { exact: true })

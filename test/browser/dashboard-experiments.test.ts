@@ -3,27 +3,13 @@
  * child process: the form's own checks in plain words, the service's 422 details next to their fields, a
  * second experiment on a busy endpoint refused, and the started experiment listed as running with its arms.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Locator, Page } from "playwright-core";
+import { describe, expect, test } from "bun:test";
+import type { Locator, Page } from "playwright-core";
 import { errorBody, openDashboard, signUp } from "./support/dashboard";
-import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
+import { browserSuite } from "./support/harness";
 
-const skipReason = browserSkipReason();
-if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
-
-let service: Service;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  service = await startService();
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await service?.server.stop();
-});
+const suite = browserSuite();
+const { skipReason } = suite;
 
 const arm = (page: Page, at: number): Locator => page.getByTestId("arm-fields").nth(at);
 
@@ -36,8 +22,13 @@ async function openForm(page: Page): Promise<Locator> {
 
 describe.skipIf(skipReason !== undefined)("starting an experiment in Chromium", () => {
   test("the form starts an experiment that is listed as running with its arms; a bad split is said at the arms", async () => {
-    const owner = await signUp(service);
-    const { page, problems, close } = await openDashboard(browser, service, "/results", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, problems, close } = await openDashboard(
+      suite.browser,
+      suite.service,
+      "/results",
+      owner.token,
+    );
     let posts = 0;
     page.on("request", (request) => {
       if (request.method() === "POST" && new URL(request.url()).pathname === "/api/v1/experiments/") posts++;
@@ -95,7 +86,7 @@ describe.skipIf(skipReason !== undefined)("starting an experiment in Chromium", 
       await experiment.getByLabel("Compare the arms on").selectOption("conversion");
       await experiment.getByText(/^Verdict on conversion rate: /).waitFor();
 
-      const stored = await service.call("GET", "/api/v1/experiments/", { apiKey: owner.secretKey });
+      const stored = await suite.service.call("GET", "/api/v1/experiments/", { apiKey: owner.secretKey });
       expect(stored.body.items).toHaveLength(1);
       expect(stored.body.items[0]).toMatchObject({
         status: "running",
@@ -125,8 +116,8 @@ describe.skipIf(skipReason !== undefined)("starting an experiment in Chromium", 
   }, 90_000);
 
   test("the service's 422 details appear next to the fields they are about", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/results", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/results", owner.token);
     try {
       await page.getByText("No experiments yet.").waitFor();
       // A pinned model whose artifact is gone is only known to the service.

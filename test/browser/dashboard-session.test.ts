@@ -4,27 +4,13 @@
  * that cannot be read, and what the person sees when a write the page depends on is refused. Refusals the
  * service would only give under load are made with request interception.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
 import { errorBody, type Owner, openDashboard, signUp } from "./support/dashboard";
-import { browserSkipReason, launchChromium, type Service, startService } from "./support/harness";
+import { browserSuite } from "./support/harness";
 
-const skipReason = browserSkipReason();
-if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
-
-let service: Service;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  service = await startService();
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await service?.server.stop();
-});
+const suite = browserSuite();
+const { skipReason } = suite;
 
 const TOKEN_KEY = "rs-dashboard-token";
 const tokenIn = (page: Page) => page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY);
@@ -44,8 +30,8 @@ const quotaRefusal = {
 
 describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", () => {
   test("a page opened while signed out is the one shown after logging in", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/training?from=mail");
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/training?from=mail");
     try {
       await page.getByRole("heading", { name: "Log in" }).waitFor();
       expect(new URL(page.url()).pathname).toBe("/dashboard/login");
@@ -59,11 +45,11 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
   }, 60_000);
 
   test("after logging in, a `next` leading out of the app opens Home instead", async () => {
-    const owner = await signUp(service);
+    const owner = await signUp(suite.service);
     for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "/../../api/v1/"]) {
       const { page, close } = await openDashboard(
-        browser,
-        service,
+        suite.browser,
+        suite.service,
         `/login?next=${encodeURIComponent(next)}`,
       );
       try {
@@ -72,7 +58,7 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
         const landed = new URL(page.url());
         expect({ next, at: landed.origin + landed.pathname }).toEqual({
           next,
-          at: `${service.baseUrl}/dashboard/`,
+          at: `${suite.service.baseUrl}/dashboard/`,
         });
       } finally {
         await close();
@@ -81,8 +67,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
   }, 60_000);
 
   test("an account that cannot be read still shows the navigation, the error and Log out", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/keys", owner.token);
     try {
       await page.route("**/api/v1/accounts/current", (route) => route.fulfill(quotaRefusal));
       await page.reload();
@@ -102,7 +88,7 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
       await page.getByRole("button", { name: "Try logging out again" }).click();
       await page.getByRole("heading", { name: "Log in" }).waitFor();
       expect(await tokenIn(page)).toBeNull();
-      const after = await service.call("GET", "/api/v1/system-users/me", { token: owner.token });
+      const after = await suite.service.call("GET", "/api/v1/system-users/me", { token: owner.token });
       expect(after.status).toBe(401);
     } finally {
       await close();
@@ -110,8 +96,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
   }, 60_000);
 
   test("a key created while the checklist update is refused is shown once and listed", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/keys", owner.token);
     try {
       await page.getByRole("heading", { name: "Active keys" }).waitFor();
       await page.route("**/api/v1/accounts/current", (route) =>
@@ -137,13 +123,13 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
   }, 60_000);
 
   test("a refused revoke is told inside its dialog, which starts on Cancel and is busy while it runs", async () => {
-    const owner = await signUp(service);
-    const made = await service.call("POST", "/api/v1/api-keys/", {
+    const owner = await signUp(suite.service);
+    const made = await suite.service.call("POST", "/api/v1/api-keys/", {
       token: owner.token,
       body: { name: "Old widget", kind: "secret" },
     });
     expect(made.status).toBe(201);
-    const { page, close } = await openDashboard(browser, service, "/keys", owner.token);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/keys", owner.token);
     try {
       const row = page.getByRole("row").filter({ hasText: "Old widget" });
       await row.getByRole("button", { name: /^Revoke/ }).click();
@@ -157,7 +143,9 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
 
       // Revoked elsewhere meanwhile: the service answers 404, slowly enough to see the busy button.
       await row.getByRole("button", { name: /^Revoke/ }).click();
-      const gone = await service.call("DELETE", `/api/v1/api-keys/${made.body.id}`, { token: owner.token });
+      const gone = await suite.service.call("DELETE", `/api/v1/api-keys/${made.body.id}`, {
+        token: owner.token,
+      });
       expect(gone.status).toBe(204);
       await page.route("**/api/v1/api-keys/*", async (route) => {
         await Bun.sleep(500);
@@ -179,8 +167,8 @@ describe.skipIf(skipReason !== undefined)("the dashboard session in Chromium", (
   }, 60_000);
 
   test("a refused sandbox reset is told inside its dialog", async () => {
-    const owner = await signUp(service);
-    const { page, close } = await openDashboard(browser, service, "/usage", owner.token);
+    const owner = await signUp(suite.service);
+    const { page, close } = await openDashboard(suite.browser, suite.service, "/usage", owner.token);
     try {
       await page.route("**/api/v1/sandbox/reset", (route) => route.fulfill(quotaRefusal));
       await page.getByRole("button", { name: "Reset the sandbox" }).click();

@@ -4,14 +4,16 @@
  * on another free port that Chromium reaches under two names (shop.test, allowed by the publishable key,
  * and evil.test, not allowed), both mapped to 127.0.0.1 by the browser's host resolver.
  */
+
+import { afterAll, beforeAll } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { type Browser, chromium } from "playwright-core";
-import type { Service } from "../../helpers/live-service";
+import { type Service, startService } from "../../helpers/live-service";
 import { makeTempDir } from "../../helpers/temp-dirs";
 
-export { type Service, startService } from "../../helpers/live-service";
+export { type Service, startService };
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const SHOP_HOST = "shop.test";
@@ -53,6 +55,43 @@ export function dropStaleNetworkEvents(browser: Browser): void {
         throw error;
       console.warn(`playwright: dropped a "${method}" event: ${error.message}`);
     }
+  };
+}
+
+/** The service and Chromium one test file drives, started before its tests and stopped after them. */
+export interface BrowserSuite {
+  /** Why the file's tests are skipped here (see `browserSkipReason`); nothing is started then. */
+  readonly skipReason: string | undefined;
+  readonly service: Service;
+  readonly browser: Browser;
+}
+
+export function browserSuite(settings: Record<string, string> = {}): BrowserSuite {
+  const skipReason = browserSkipReason();
+  if (skipReason !== undefined) console.warn(`browser tests skipped: ${skipReason}`);
+  let service: Service | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (skipReason !== undefined) return;
+    service = await startService(settings);
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.server.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the browser suite has not started");
+    return value;
+  };
+  return {
+    skipReason,
+    get service() {
+      return started(service);
+    },
+    get browser() {
+      return started(browser);
+    },
   };
 }
 
