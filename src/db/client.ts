@@ -187,6 +187,27 @@ function preparingStatements<C extends postgres.Sql | postgres.TransactionSql>(c
   });
 }
 
+/**
+ * Resumes the socket of the connection a finished copy ran on. postgres.js pauses that socket whenever the
+ * copy stream's buffer passes its high-water mark, and resumes it only when the stream asks for more (its
+ * `_read`). When the whole answer arrives in one socket read (a small model's 91 KB artifact did, on a cold
+ * process's busy event loop), the stream is pushed past the mark and ended before anyone reads it, so it
+ * never asks: the socket stays paused, the connection goes back to the pool, and the next statement given
+ * it never reads its answer. A cold process hung so on its first attribute filter; Postgres showed that
+ * statement `active` on ClientRead when it was the connection's first of its kind (postgres.js sends its
+ * Bind only once it has read the Describe answer), `idle` otherwise. postgres.js 3.4.9, its latest, has the
+ * bug (porsager/postgres#499; the fix proposed in #1016 resumes the socket at CopyDone, as this does from
+ * outside). Asking once more after the end resumes it; on a flowing socket it does nothing, and a
+ * connection closed since has no socket to resume.
+ */
+function resumeCopyConnection(stream: NodeJS.ReadableStream): void {
+  try {
+    (stream as unknown as { _read(size: number): void })._read(0);
+  } catch {
+    // The connection closed meanwhile: the next statement gets a new one.
+  }
+}
+
 const CONNECT_TIMEOUT_SECONDS = 5;
 
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
@@ -255,18 +276,22 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       // copy on the pool waiting (seen with three reads in a row). A piece the caller refuses does not stop
       // the stream (a destroyed copy stream leaves its connection paused): the rest is drained and dropped.
       let refused: unknown;
-      await new Promise<void>((resolve, reject) => {
-        stream.on("data", (piece: Uint8Array) => {
-          if (refused !== undefined) return;
-          try {
-            onData(piece);
-          } catch (error) {
-            refused = error ?? new Error("copy output refused");
-          }
+      try {
+        await new Promise<void>((resolve, reject) => {
+          stream.on("data", (piece: Uint8Array) => {
+            if (refused !== undefined) return;
+            try {
+              onData(piece);
+            } catch (error) {
+              refused = error ?? new Error("copy output refused");
+            }
+          });
+          stream.once("end", resolve);
+          stream.once("error", reject);
         });
-        stream.once("end", resolve);
-        stream.once("error", reject);
-      });
+      } finally {
+        resumeCopyConnection(stream);
+      }
       if (refused !== undefined) throw refused;
     },
     // postgres.js reads its sockets on this thread's event loop: there is nothing to take early.
