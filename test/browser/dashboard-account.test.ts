@@ -58,7 +58,9 @@ describe.skipIf(skipReason !== undefined)("the Account page in Chromium", () => 
       await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
       expect(await page.getByLabel("E-mail").inputValue()).toBe(owner.email);
       // Focus moves to the page's heading, as after any other link of the navigation.
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Account");
+      await page.waitForFunction(() => document.activeElement?.textContent === "Account", undefined, {
+        timeout: 10_000,
+      });
       expect(problems).toEqual([]);
     } finally {
       await close();

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { sharedTestContext } from "../helpers/context";
 import { expectAuthRequired } from "../helpers/security";
 import { registerTenant, uniqueEmail } from "../helpers/tenant";
+import { latestVerificationToken } from "./outbox";
 
 describe("PUT /api/v1/system-users/me: guessing the current password", () => {
   test("counts in the login throttle: past its limit a session cannot try more passwords, the right one included", async () => {
@@ -112,7 +113,7 @@ describe("PUT /api/v1/system-users/me", () => {
     expect(unknown.status).toBe(422);
   });
 
-  test("a new e-mail is stored lower-cased and must be verified again", async () => {
+  test("a new e-mail is stored lower-cased and must be verified again, through the link mailed to it", async () => {
     const ctx = await sharedTestContext();
     const tenant = await registerTenant(ctx);
     await ctx.deps.database.rows(
@@ -125,6 +126,11 @@ describe("PUT /api/v1/system-users/me", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ email: email.toLowerCase(), emailVerified: false });
+    const token = latestVerificationToken(ctx, email.toLowerCase());
+    const verified = await ctx.request("GET", "/api/v1/auth/verify-email", { query: { token } });
+    expect(verified.status).toBeLessThan(400);
+    const me = await ctx.request("GET", "/api/v1/system-users/me", { token: tenant.token });
+    expect(me.body).toMatchObject({ email: email.toLowerCase(), emailVerified: true });
   });
 });
 

@@ -45,7 +45,8 @@ function systemUsersRoutes(deps: AppDeps) {
             "Fields not sent are unchanged. Changing `email` or `password` needs `currentPassword` (wrong: 401 " +
             "INVALID_CREDENTIALS; missing: 422); its checks count with login attempts in the login throttle " +
             "(past it, 429 RATE_LIMITED with Retry-After). A new e-mail must be verified again; a new password revokes " +
-            "every existing access token, this one included, so log in again. E-mail in use: 409 CONFLICT.",
+            "every existing access token, this one included, so log in again. A new e-mail is mailed a verification " +
+            "link. E-mail in use: 409 CONFLICT.",
         },
       },
     )

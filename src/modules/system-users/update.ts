@@ -3,22 +3,26 @@ import type { Database } from "../../db/client";
 import { emailVerificationTokens, systemUsers } from "../../db/schema";
 import type { TenantContext } from "../../http/tenant";
 import { AppError, validationError } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
 import type { Identity } from "../auth/identity";
 import { loginThrottled } from "../auth/login";
 import { hashPassword, isUniqueViolation, normalizeEmail, verifyPassword } from "../auth/passwords";
+import { type MailDeps, sendVerificationMail } from "../auth/verification-mail";
 import type { Deps as UserOutputDeps } from "./get";
 import { requireUser, toUserOutput } from "./get";
 import type { UserUpdateInput } from "./schemas";
 
 /** What this use case reads from the app. */
-export interface Deps extends UserOutputDeps {
+export interface Deps extends UserOutputDeps, MailDeps {
   readonly database: Database;
   readonly identity: Identity;
+  readonly logger: Logger;
 }
 
 /**
  * Updates the current user. Changing the e-mail or password needs the current password; a new e-mail must
- * be verified again, and a new password revokes every token issued before it (this request's included).
+ * be verified again (a link is mailed to it), and a new password revokes every token issued before it (this
+ * request's included).
  */
 export async function updateCurrentUser({
   ctx,
@@ -96,6 +100,14 @@ export async function updateCurrentUser({
     throw error;
   }
   if (updated === undefined) throw new AppError("TOKEN_REVOKED", "The access token has been revoked");
-  if (emailChanges) await deps.identity.accounts.changed(ctx.accountId);
+  if (emailChanges) {
+    await deps.identity.accounts.changed(ctx.accountId);
+    try {
+      await sendVerificationMail(deps, { userId, email: updated.email });
+    } catch (error) {
+      // The change stands; the user can ask for another message with send-verification-email.
+      deps.logger.warn("verification mail not sent", { userId, error });
+    }
+  }
   return toUserOutput(deps, ctx.account.plan, updated);
 }

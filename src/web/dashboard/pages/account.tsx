@@ -35,17 +35,11 @@ function Profile() {
     if (!emailChanges) {
       setSaved("Your name is saved.");
     } else {
-      // The service marks the new address unverified; the link is what lets the person prove it is theirs.
-      const sent = await api.sendVerification().then(
-        () => true,
-        () => false,
-      );
+      // The service mails the new address a verification link as it saves it.
       setSaved(
-        sent
-          ? `Your e-mail address is now ${answer.email}. It needs verifying: a link was sent there, follow it ` +
-              "to confirm the address. Links sent to the old address no longer work."
-          : `Your e-mail address is now ${answer.email}, but the verification link could not be sent: use ` +
-              '"Send the link again" at the top of the page.',
+        `Your e-mail address is now ${answer.email}. It needs verifying: a link was sent there, follow it to ` +
+          'confirm the address (or use "Send the link again" at the top of the page). Links sent to the old ' +
+          "address no longer work.",
       );
     }
     refresh();
