@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter-preact";
 import { type Account, ApiError, api, onSignedOut, session } from "./api";
 import { AccountPage } from "./pages/account";
@@ -84,10 +84,16 @@ function SignedIn(props: {
   }, []);
   const [latestAccount, setAccount] = useState<Account | null>(null);
   const [location, navigate] = useLocation();
-  // Moving to another page puts focus on its heading, as a screen reader user expects after a link.
+  // Moving to another page puts focus on its heading, as a screen reader user expects after a link; a link
+  // followed while the account was still loading moves it once the page is drawn.
+  // The first page keeps focus where the browser puts it (the skip link comes first).
+  const drawn = state.data !== undefined;
+  const firstLocation = useRef(location);
+  const followed = useRef(false);
   useEffect(() => {
-    document.querySelector<HTMLElement>("main h1")?.focus();
-  }, [location]);
+    if (location !== firstLocation.current) followed.current = true;
+    if (followed.current) document.querySelector<HTMLElement>("main h1")?.focus();
+  }, [location, drawn]);
   if (location === "/login" || location === "/signup") return <Redirect to={returnPath()} replace />;
   if (state.data === undefined) {
     // Without the user and account no page can be drawn, but the way out (Log out) stays.
