@@ -1,23 +1,13 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { ExperimentEndpoint } from "../../../modules/experiments/schemas";
+import {
+  EXPERIMENT_ENDPOINTS as ENDPOINTS,
+  type ExperimentEndpoint,
+  ENDPOINT_OVERRIDES as OVERRIDES,
+} from "../../../modules/experiments/endpoints";
 import { api, type Experiment, type NewExperiment } from "../api";
 import { ErrorNote, FieldError, fieldIssues, useAction, useAsync } from "../ui";
 
-/**
- * What each endpoint's arms may change, as the service checks it. Typed by the service's own table, so a
- * change there that is not made here fails the type check instead of becoming a 422 in the form.
- */
-const OVERRIDES: typeof import("../../../modules/experiments/schemas")["ENDPOINT_OVERRIDES"] = {
-  "personalized/query": ["strategy", "recommendation_goal", "model_variant", "model_version"],
-  "ecommerce/homepage": ["model_variant", "model_version"],
-  "ecommerce/product-page": ["model_variant", "model_version"],
-  "ecommerce/cart": ["model_variant", "model_version"],
-  "ecommerce/checkout": ["model_variant", "model_version"],
-  "products/similar": ["model_version"],
-  category: ["model_version"],
-};
-const ENDPOINTS = Object.keys(OVERRIDES) as ExperimentEndpoint[];
 type Override = (typeof OVERRIDES)[ExperimentEndpoint][number];
 
 const CHOICES = {
